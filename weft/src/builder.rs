@@ -1,0 +1,273 @@
+//! Configuring and starting a pool: [`Builder`] and the errors it reports.
+
+use std::any::Any;
+use std::fmt;
+use std::io;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crossbeam_deque::Worker;
+
+use crate::pool::Pool;
+use crate::registry::{Hooks, Registry};
+use crate::sleep::MAX_WORKERS;
+
+/// The environment variable that sets the default number of workers.
+pub const WORKERS_ENV: &str = "WEFT_WORKERS";
+
+/// The smallest worker stack [`Builder::stack_size`] accepts, in bytes.
+pub const MIN_STACK_SIZE: usize = 32 * 1024;
+
+/// How long a searching worker looks for work before it parks, unless
+/// [`Builder::spin`] says otherwise. Chosen by measurement (see
+/// `docs/BENCHMARKS.md`): about what a park-and-wake round trip costs here, so
+/// a worker never burns more than twice the cost of sleeping right away.
+pub const DEFAULT_SPIN: Duration = Duration::from_micros(20);
+
+/// Why a pool could not be built.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum BuildError {
+    /// `workers(0)`, or `WEFT_WORKERS=0`.
+    ZeroWorkers,
+    /// More workers than the scheduler's counters hold.
+    TooManyWorkers { requested: usize, max: usize },
+    /// `WEFT_WORKERS` is set but is not a number.
+    InvalidWorkersEnv(String),
+    /// A stack smaller than [`MIN_STACK_SIZE`].
+    StackTooSmall { requested: usize, min: usize },
+    /// The operating system refused to start worker `index`; the workers
+    /// already started were stopped and joined.
+    ThreadSpawn { index: usize, source: io::Error },
+    /// `build_global` was called after the global pool already existed.
+    GlobalAlreadyInitialized,
+}
+
+impl fmt::Display for BuildError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BuildError::ZeroWorkers => write!(f, "a pool needs at least one worker"),
+            BuildError::TooManyWorkers { requested, max } => {
+                write!(f, "{requested} workers requested; weft supports at most {max}")
+            }
+            BuildError::InvalidWorkersEnv(value) => {
+                write!(f, "{WORKERS_ENV}={value:?} is not a number of workers")
+            }
+            BuildError::StackTooSmall { requested, min } => write!(
+                f,
+                "a worker stack of {requested} bytes is too small; the minimum is {min}"
+            ),
+            BuildError::ThreadSpawn { index, source } => {
+                write!(f, "could not start worker thread {index}: {source}")
+            }
+            BuildError::GlobalAlreadyInitialized => {
+                write!(f, "the global pool was already built")
+            }
+        }
+    }
+}
+
+impl std::error::Error for BuildError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            BuildError::ThreadSpawn { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}
+
+type NameFn = Box<dyn Fn(usize) -> String>;
+
+/// Configures a [`Pool`]. Every setting has a default; see each method.
+///
+/// ```
+/// let pool = weft::Pool::builder()
+///     .workers(4)
+///     .thread_name(|i| format!("render-{i}"))
+///     .build()
+///     .expect("pool");
+/// assert_eq!(pool.workers(), 4);
+/// ```
+#[must_use]
+#[derive(Default)]
+pub struct Builder {
+    workers: Option<usize>,
+    max_spinning: Option<usize>,
+    spin: Option<Duration>,
+    thread_name: Option<NameFn>,
+    stack_size: Option<usize>,
+    on_thread_start: Option<Box<dyn Fn(usize) + Send + Sync>>,
+    on_thread_stop: Option<Box<dyn Fn(usize) + Send + Sync>>,
+    panic_handler: Option<Box<dyn Fn(Box<dyn Any + Send>) + Send + Sync>>,
+    pin_workers: bool,
+}
+
+impl fmt::Debug for Builder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Builder")
+            .field("workers", &self.workers)
+            .field("max_spinning", &self.max_spinning)
+            .field("spin", &self.spin)
+            .field("stack_size", &self.stack_size)
+            .field("pin_workers", &self.pin_workers)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Builder {
+    pub fn new() -> Builder {
+        Builder::default()
+    }
+
+    /// Number of worker threads. Default: `WEFT_WORKERS` if set, else
+    /// [`std::thread::available_parallelism`].
+    pub fn workers(mut self, workers: usize) -> Self {
+        self.workers = Some(workers);
+        self
+    }
+
+    /// How many workers may search for work at once. Default: half the
+    /// workers, at least one. Workers woken for a specific new task search
+    /// beyond this bound; only workers looking around on their own count.
+    pub fn max_spinning(mut self, searchers: usize) -> Self {
+        self.max_spinning = Some(searchers);
+        self
+    }
+
+    /// How long a searching worker sweeps the queues before it parks.
+    /// Default: [`DEFAULT_SPIN`]. `Duration::ZERO` means one sweep.
+    pub fn spin(mut self, spin: Duration) -> Self {
+        self.spin = Some(spin);
+        self
+    }
+
+    /// Names worker threads. Default: `weft-worker-{index}`.
+    pub fn thread_name(mut self, name: impl Fn(usize) -> String + 'static) -> Self {
+        self.thread_name = Some(Box::new(name));
+        self
+    }
+
+    /// Stack size of each worker in bytes. Default: the standard library's.
+    pub fn stack_size(mut self, bytes: usize) -> Self {
+        self.stack_size = Some(bytes);
+        self
+    }
+
+    /// Runs on each worker thread, with its index, before it takes any task.
+    pub fn on_thread_start(mut self, hook: impl Fn(usize) + Send + Sync + 'static) -> Self {
+        self.on_thread_start = Some(Box::new(hook));
+        self
+    }
+
+    /// Runs on each worker thread, with its index, as it exits.
+    pub fn on_thread_stop(mut self, hook: impl Fn(usize) + Send + Sync + 'static) -> Self {
+        self.on_thread_stop = Some(Box::new(hook));
+        self
+    }
+
+    /// Receives the payload of every panic that escapes a fire-and-forget task
+    /// (`spawn`, `spawn_on`). Default: the panic is reported by the standard
+    /// panic hook and the worker carries on.
+    pub fn panic_handler(
+        mut self,
+        handler: impl Fn(Box<dyn Any + Send>) + Send + Sync + 'static,
+    ) -> Self {
+        self.panic_handler = Some(Box::new(handler));
+        self
+    }
+
+    /// Pins worker `i` to core `i mod cores`. Default: off. Where the operating
+    /// system refuses, the worker runs unpinned.
+    pub fn pin_workers(mut self, pin: bool) -> Self {
+        self.pin_workers = pin;
+        self
+    }
+
+    /// Starts the pool.
+    pub fn build(self) -> Result<Pool, BuildError> {
+        let workers = match self.workers {
+            Some(workers) => workers,
+            None => default_workers()?,
+        };
+        if workers == 0 {
+            return Err(BuildError::ZeroWorkers);
+        }
+        if workers > MAX_WORKERS {
+            return Err(BuildError::TooManyWorkers {
+                requested: workers,
+                max: MAX_WORKERS,
+            });
+        }
+        if let Some(requested) = self.stack_size {
+            if requested < MIN_STACK_SIZE {
+                return Err(BuildError::StackTooSmall {
+                    requested,
+                    min: MIN_STACK_SIZE,
+                });
+            }
+        }
+        let locals: Vec<_> = (0..workers).map(|_| Worker::new_lifo()).collect();
+        let stealers = locals.iter().map(Worker::stealer).collect();
+        let max_spinning = self.max_spinning.unwrap_or(workers / 2).max(1);
+        let hooks = Hooks {
+            spin: self.spin.unwrap_or(DEFAULT_SPIN),
+            panic_handler: self.panic_handler,
+            on_thread_start: self.on_thread_start,
+            on_thread_stop: self.on_thread_stop,
+        };
+        let registry = Arc::new(Registry::new(stealers, max_spinning, hooks));
+        let cores = if self.pin_workers {
+            core_affinity::get_core_ids().unwrap_or_default()
+        } else {
+            Vec::new()
+        };
+        let mut threads = Vec::with_capacity(workers);
+        for (index, local) in locals.into_iter().enumerate() {
+            let name = match &self.thread_name {
+                Some(name) => name(index),
+                None => format!("weft-worker-{index}"),
+            };
+            let mut thread = std::thread::Builder::new().name(name);
+            if let Some(bytes) = self.stack_size {
+                thread = thread.stack_size(bytes);
+            }
+            let core = (!cores.is_empty()).then(|| cores[index % cores.len()]);
+            let worker_registry = Arc::clone(&registry);
+            let spawned = thread.spawn(move || {
+                if let Some(core) = core {
+                    core_affinity::set_for_current(core);
+                }
+                crate::worker::run(worker_registry, index, local);
+            });
+            match spawned {
+                Ok(handle) => threads.push(handle),
+                Err(source) => {
+                    // Stop the workers already started: the pool never held a task.
+                    registry.close();
+                    for handle in threads {
+                        let _ = handle.join();
+                    }
+                    return Err(BuildError::ThreadSpawn { index, source });
+                }
+            }
+        }
+        Ok(Pool::from_parts(registry, threads))
+    }
+
+    /// Builds the pool that free functions (`weft::spawn`, `weft::join`, ...)
+    /// use outside any pool. Fails if it already exists (it is built lazily
+    /// with defaults on first use).
+    pub fn build_global(self) -> Result<(), BuildError> {
+        crate::global::install_builder(self)
+    }
+}
+
+fn default_workers() -> Result<usize, BuildError> {
+    match std::env::var(WORKERS_ENV) {
+        Ok(value) if !value.trim().is_empty() => value
+            .trim()
+            .parse()
+            .map_err(|_| BuildError::InvalidWorkersEnv(value)),
+        _ => Ok(std::thread::available_parallelism().map_or(1, |n| n.get())),
+    }
+}

@@ -1,0 +1,32 @@
+//! The synchronisation primitives the wake protocol is built from, taken from
+//! `loom` when the crate is model-checked (`--cfg loom`) and from `std` otherwise.
+//!
+//! Only the protocol (`sleep.rs`) and what it touches go through this facade:
+//! everything loom explores must use loom's types, and nothing else need pay for it.
+
+#[cfg(loom)]
+pub(crate) use loom::sync::atomic::{fence, AtomicBool, AtomicU64, Ordering};
+#[cfg(loom)]
+pub(crate) use loom::sync::{Condvar, Mutex, MutexGuard};
+
+#[cfg(not(loom))]
+pub(crate) use std::sync::atomic::{fence, AtomicBool, AtomicU64, Ordering};
+#[cfg(not(loom))]
+pub(crate) use std::sync::{Condvar, Mutex, MutexGuard};
+
+/// Locks a mutex, ignoring poisoning: the protocol's critical sections never
+/// panic while holding a lock, so a poisoned lock still guards consistent data.
+pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    match mutex.lock() {
+        Ok(guard) => guard,
+        Err(poisoned) => poisoned.into_inner(),
+    }
+}
+
+/// Waits on a condition variable, ignoring poisoning for the reason given on [`lock`].
+pub(crate) fn wait<'a, T>(condvar: &Condvar, guard: MutexGuard<'a, T>) -> MutexGuard<'a, T> {
+    match condvar.wait(guard) {
+        Ok(guard) => guard,
+        Err(poisoned) => poisoned.into_inner(),
+    }
+}

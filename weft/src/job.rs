@@ -1,0 +1,148 @@
+//! Tasks as the queues hold them: a type-erased pointer plus the function that
+//! runs it. Heap jobs own a boxed closure (`spawn`); stack jobs live in the frame
+//! of a caller that waits for them (`join`, `install`), so no allocation is needed.
+//!
+//! This is the crate's main use of `unsafe`: a [`JobRef`] outlives the borrow
+//! checker's view of what it points to. Each constructor states the contract that
+//! keeps the pointer valid until the job runs, and every job runs exactly once.
+
+use std::any::Any;
+use std::cell::UnsafeCell;
+use std::panic::{self, AssertUnwindSafe};
+
+use crate::latch::Latch;
+
+/// A job in a queue. Running it consumes it; a `JobRef` is never copied.
+pub(crate) struct JobRef {
+    data: *const (),
+    run: unsafe fn(*const ()),
+}
+
+// SAFETY: a JobRef is only built from jobs whose closures are `Send` (see the
+// constructors), so moving the reference to another thread moves nothing that
+// may not cross threads.
+unsafe impl Send for JobRef {}
+
+impl JobRef {
+    /// Runs the job.
+    ///
+    /// # Safety
+    /// Must be called at most once per job, while the contract of the constructor
+    /// that made it still holds.
+    pub(crate) unsafe fn run(self) {
+        // SAFETY: forwarded from this function's contract.
+        unsafe { (self.run)(self.data) }
+    }
+
+    /// Whether this reference points at `job` (used by `join` to recognise its own
+    /// job when it pops it back).
+    pub(crate) fn points_to<T>(&self, job: *const T) -> bool {
+        std::ptr::eq(self.data, job.cast())
+    }
+}
+
+/// A boxed closure run once by whichever worker takes it.
+pub(crate) struct HeapJob<F> {
+    func: F,
+}
+
+impl<F: FnOnce() + Send> HeapJob<F> {
+    /// Boxes `func` as a job.
+    ///
+    /// # Safety
+    /// Everything `func` borrows must outlive the job's run: either `F: 'static`,
+    /// or the caller waits for the job (as `Scope` does) before the borrow ends.
+    pub(crate) unsafe fn new_ref(func: F) -> JobRef {
+        let data = Box::into_raw(Box::new(HeapJob { func }));
+        JobRef {
+            data: data as *const (),
+            run: Self::run_boxed,
+        }
+    }
+
+    unsafe fn run_boxed(data: *const ()) {
+        // SAFETY: `data` came from `Box::into_raw` in `new_ref` and, by `JobRef::run`'s
+        // contract, is run (and so freed) exactly once.
+        let job = unsafe { Box::from_raw(data as *mut HeapJob<F>) };
+        (job.func)();
+    }
+}
+
+/// What a stack job left behind.
+pub(crate) enum JobResult<R> {
+    Pending,
+    Done(R),
+    Panicked(Box<dyn Any + Send>),
+}
+
+impl<R> JobResult<R> {
+    /// The value, or the job's panic resumed in the caller.
+    pub(crate) fn into_value(self) -> R {
+        match self {
+            JobResult::Done(value) => value,
+            JobResult::Panicked(payload) => panic::resume_unwind(payload),
+            JobResult::Pending => unreachable!("a stack job's result was read before it ran"),
+        }
+    }
+}
+
+/// A job that lives in its waiting owner's stack frame and signals `latch` when done.
+pub(crate) struct StackJob<L, F, R> {
+    latch: L,
+    func: UnsafeCell<Option<F>>,
+    result: UnsafeCell<JobResult<R>>,
+}
+
+impl<L: Latch, F: FnOnce() -> R + Send, R: Send> StackJob<L, F, R> {
+    pub(crate) fn new(func: F, latch: L) -> Self {
+        StackJob {
+            latch,
+            func: UnsafeCell::new(Some(func)),
+            result: UnsafeCell::new(JobResult::Pending),
+        }
+    }
+
+    pub(crate) fn latch(&self) -> &L {
+        &self.latch
+    }
+
+    /// A queue reference to this job.
+    ///
+    /// # Safety
+    /// The job must stay in place and alive until its latch is set, and the
+    /// reference must be run at most once (or the owner reclaims the job itself
+    /// with [`StackJob::run_inline`] after popping the reference back unrun).
+    pub(crate) unsafe fn as_job_ref(&self) -> JobRef {
+        JobRef {
+            data: self as *const Self as *const (),
+            run: Self::run_on_worker,
+        }
+    }
+
+    unsafe fn run_on_worker(data: *const ()) {
+        // SAFETY: by `as_job_ref`'s contract the job is alive until its latch is
+        // set below, and this runs once, so nobody else touches `func`/`result`.
+        unsafe {
+            let this = &*(data as *const Self);
+            let func = (*this.func.get()).take().expect("stack job run twice");
+            *this.result.get() = match panic::catch_unwind(AssertUnwindSafe(func)) {
+                Ok(value) => JobResult::Done(value),
+                Err(payload) => JobResult::Panicked(payload),
+            };
+            // After this call the owner may return and free `this`.
+            Latch::set(&this.latch);
+        }
+    }
+
+    /// Runs the job in its owner, which popped its reference back before anyone
+    /// stole it. Panics propagate directly.
+    pub(crate) fn run_inline(self) -> R {
+        let func = self.func.into_inner().expect("stack job already taken");
+        func()
+    }
+
+    /// The result after the latch was set.
+    pub(crate) fn into_result(self) -> JobResult<R> {
+        self.result.into_inner()
+    }
+}

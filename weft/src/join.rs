@@ -1,0 +1,93 @@
+//! `join`: run two closures, potentially in parallel, and wait for both.
+//!
+//! The second closure is pushed onto the calling worker's queue as a job that
+//! lives in this stack frame; the first runs at once. If no thief took the
+//! second by then, the worker pops it back and runs it inline: the common case
+//! costs a push, a pop and no allocation.
+
+use std::panic::{self, AssertUnwindSafe};
+
+use crate::job::StackJob;
+use crate::latch::OwnerLatch;
+use crate::worker::WorkerThread;
+
+/// Runs `a` and `b`, possibly in parallel, and returns both results.
+///
+/// On a worker, `b` is offered to thieves while `a` runs. Outside any pool it
+/// runs in the global pool. If either closure panics, the panic is raised here
+/// after both have finished (the first panic wins if both do).
+///
+/// ```
+/// fn fib(n: u64) -> u64 {
+///     if n < 2 {
+///         return n;
+///     }
+///     let (a, b) = weft::join(|| fib(n - 1), || fib(n - 2));
+///     a + b
+/// }
+/// assert_eq!(fib(20), 6765);
+/// ```
+pub fn join<A, B, RA, RB>(a: A, b: B) -> (RA, RB)
+where
+    A: FnOnce() -> RA + Send,
+    B: FnOnce() -> RB + Send,
+    RA: Send,
+    RB: Send,
+{
+    match WorkerThread::current() {
+        Some(worker) => join_on(worker, a, b),
+        None => crate::global::install(|| join(a, b)),
+    }
+}
+
+fn join_on<A, B, RA, RB>(worker: &WorkerThread, a: A, b: B) -> (RA, RB)
+where
+    A: FnOnce() -> RA + Send,
+    B: FnOnce() -> RB + Send,
+    RA: Send,
+    RB: Send,
+{
+    let job_b = StackJob::new(b, OwnerLatch::for_current_thread());
+    // SAFETY: `job_b` stays in this frame until it is popped back unrun or its
+    // latch is set: every path below ends in one of the two before returning,
+    // including the path where `a` panics.
+    worker.push(unsafe { job_b.as_job_ref() });
+    let result_a = panic::catch_unwind(AssertUnwindSafe(a));
+    let reclaimed = reclaim_or_wait(worker, &job_b);
+    if reclaimed {
+        worker.count_reclaimed();
+    }
+    match result_a {
+        Ok(value_a) if reclaimed => (value_a, job_b.run_inline()),
+        Ok(value_a) => (value_a, job_b.into_result().into_value()),
+        Err(payload) => {
+            // `b` belongs to this call too: it finishes before the panic leaves.
+            if reclaimed {
+                let _ = panic::catch_unwind(AssertUnwindSafe(|| job_b.run_inline()));
+            }
+            panic::resume_unwind(payload)
+        }
+    }
+}
+
+/// Pops jobs until our own `job_b` comes back (returns true: run it inline) or
+/// until it was stolen and has finished (returns false). Jobs above ours on the
+/// queue were pushed by `a` and are run on the way.
+fn reclaim_or_wait<F, R>(worker: &WorkerThread, job_b: &StackJob<OwnerLatch, F, R>) -> bool
+where
+    F: FnOnce() -> R + Send,
+    R: Send,
+{
+    let ours = job_b as *const StackJob<OwnerLatch, F, R>;
+    while !job_b.latch().probe() {
+        match worker.pop() {
+            Some(job) if job.points_to(ours) => return true,
+            Some(job) => worker.execute(job),
+            None => {
+                worker.wait_until(&|| job_b.latch().probe());
+                return false;
+            }
+        }
+    }
+    false
+}

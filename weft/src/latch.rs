@@ -1,0 +1,157 @@
+//! Latches: one-shot "done" flags that a waiting owner blocks on, set by whoever
+//! finishes the owner's work. Setting one wakes the owner: a worker through its
+//! sleep slot (it may be parked while helping), any other thread by unparking it.
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::thread::{self, Thread};
+
+use crate::registry::Registry;
+use crate::worker::WorkerThread;
+
+/// Something a finished job signals.
+pub(crate) trait Latch {
+    /// Signals the latch.
+    ///
+    /// # Safety
+    /// `this` must be valid when the call starts. It may be freed by its waiting
+    /// owner as soon as the signal is visible, so implementations touch nothing
+    /// behind `this` after the store that publishes it (hence a raw pointer rather
+    /// than a reference, which would have to stay valid for the whole call).
+    unsafe fn set(this: *const Self);
+}
+
+/// Who waits on an [`OwnerLatch`].
+enum Owner {
+    /// A worker that helps while it waits. The pointer is to the worker's own
+    /// `Arc<Registry>`, alive at least until the latch is set.
+    Worker {
+        registry: *const Arc<Registry>,
+        index: usize,
+    },
+    /// A thread outside the pool, blocked in `thread::park`.
+    Thread(Thread),
+}
+
+/// A latch that wakes the thread that made it.
+pub(crate) struct OwnerLatch {
+    done: AtomicBool,
+    owner: Owner,
+}
+
+// SAFETY: the raw registry pointer is only dereferenced while the owner waits
+// (before `done` is published), when the `Arc` it points to is alive; the rest
+// is `Sync` already.
+unsafe impl Sync for OwnerLatch {}
+// SAFETY: as for `Sync`: the pointer is used only under the same condition.
+unsafe impl Send for OwnerLatch {}
+
+impl OwnerLatch {
+    /// A latch owned by the calling thread.
+    pub(crate) fn for_current_thread() -> OwnerLatch {
+        let owner = match WorkerThread::current() {
+            Some(worker) => Owner::Worker {
+                registry: worker.registry_arc() as *const Arc<Registry>,
+                index: worker.index(),
+            },
+            None => Owner::Thread(thread::current()),
+        };
+        OwnerLatch {
+            done: AtomicBool::new(false),
+            owner,
+        }
+    }
+
+    /// Whether the latch was set. Acquire: the owner then sees everything the
+    /// setter wrote before setting (the job's result).
+    pub(crate) fn probe(&self) -> bool {
+        self.done.load(Ordering::Acquire)
+    }
+
+    /// Blocks the owner until the latch is set, running other tasks meanwhile if
+    /// the owner is a worker.
+    pub(crate) fn wait(&self) {
+        match WorkerThread::current() {
+            Some(worker) => worker.wait_until(&|| self.probe()),
+            None => {
+                while !self.probe() {
+                    // A stray unpark only costs another check of the flag.
+                    thread::park();
+                }
+            }
+        }
+    }
+}
+
+impl Latch for OwnerLatch {
+    unsafe fn set(this: *const Self) {
+        // SAFETY: `this` is valid until the `done` store below (trait contract);
+        // everything needed afterwards is copied out first.
+        unsafe {
+            match &(*this).owner {
+                Owner::Worker { registry, index } => {
+                    let index = *index;
+                    let registry: &Arc<Registry> = &**registry;
+                    // The owner may finish, and its pool shut down, once `done` is
+                    // visible. A setter that is a worker of the same pool keeps the
+                    // registry alive by itself; any other setter holds a reference.
+                    let keep_alive = match WorkerThread::current() {
+                        Some(worker) if Arc::ptr_eq(worker.registry_arc(), registry) => None,
+                        _ => Some(Arc::clone(registry)),
+                    };
+                    let registry_ptr: *const Registry = Arc::as_ptr(registry);
+                    // Release: publishes the job's result to the owner's Acquire probe.
+                    // `wake_worker` fences before it looks at the owner's slot.
+                    (*this).done.store(true, Ordering::Release);
+                    (*registry_ptr).sleep.wake_worker(index);
+                    drop(keep_alive);
+                }
+                Owner::Thread(thread) => {
+                    let thread = thread.clone();
+                    (*this).done.store(true, Ordering::Release);
+                    thread.unpark();
+                }
+            }
+        }
+    }
+}
+
+/// A latch set when a count of outstanding jobs drops to zero (`scope`).
+pub(crate) struct CountLatch {
+    pending: AtomicUsize,
+    inner: OwnerLatch,
+}
+
+impl CountLatch {
+    /// Starts at one: the scope body itself is outstanding.
+    pub(crate) fn for_current_thread() -> CountLatch {
+        CountLatch {
+            pending: AtomicUsize::new(1),
+            inner: OwnerLatch::for_current_thread(),
+        }
+    }
+
+    pub(crate) fn increment(&self) {
+        // Relaxed: the incrementer already holds a count (the body or a running
+        // job of the scope), so the count cannot reach zero meanwhile.
+        self.pending.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub(crate) fn wait(&self) {
+        self.inner.wait();
+    }
+}
+
+impl Latch for CountLatch {
+    unsafe fn set(this: *const Self) {
+        // SAFETY: valid at the start of the call (trait contract); after the last
+        // decrement only `inner`'s own `set` touches it, under the same contract.
+        unsafe {
+            // AcqRel: the last decrementer sees every other job's writes, and
+            // passes them on through `inner`'s Release store.
+            if (*this).pending.fetch_sub(1, Ordering::AcqRel) == 1 {
+                OwnerLatch::set(&(*this).inner);
+            }
+        }
+    }
+}

@@ -1,0 +1,120 @@
+//! # weft
+//!
+//! A work-stealing task scheduler that gives every idle worker a task at once
+//! when work arrives, and parks every worker (no CPU at all) when none is left.
+//!
+//! Submitting `k` tasks to a pool whose workers sleep wakes `min(k, sleepers)`
+//! of them straight away, from the submitter: no task waits behind another on
+//! one worker while others sleep, and no wake-up cascade trickles through the
+//! pool. Idle workers search other queues for a short, bounded time, a bounded
+//! number at a time, and then park on a condition variable. The protocol and
+//! the argument for its invariants live in one module (`sleep.rs`).
+//!
+//! ```
+//! let pool = weft::Pool::builder().workers(4).build().unwrap();
+//! let (left, right) = pool.join(|| (1..=50).sum::<u32>(), || (51..=100).sum::<u32>());
+//! assert_eq!(left + right, 5050);
+//!
+//! let wg = weft::WaitGroup::new();
+//! for _ in 0..8 {
+//!     wg.add(1);
+//!     let wg = wg.clone();
+//!     pool.spawn(move || {
+//!         wg.done();
+//!     });
+//! }
+//! wg.wait();
+//! ```
+//!
+//! ## Waiting on a worker helps
+//!
+//! When a worker thread waits — in `join`, `scope`, `install`,
+//! [`JoinHandle::join`], or on a [`WaitGroup`], [`Event`], [`Ticket`] or
+//! [`Condvar`] — it runs other queued tasks of its pool until its condition
+//! holds. A pool whose workers all wait on tasks that are still queued
+//! therefore makes progress instead of deadlocking.
+//!
+//! The known limit of this approach: a helping worker runs the other task on
+//! top of its own stack, so it can only return from its wait once that task
+//! returns. If the helped task itself waits for something that only the
+//! helper's caller will do after its wait returns, the two wait on each other.
+//! Keep such hand-offs (a task that waits for a later action of the code that
+//! spawned it) outside the pool, or use [`Pool::spawn_on`] to keep them apart.
+//!
+//! ## Panics
+//!
+//! A panic in a fire-and-forget task goes to the pool's panic handler
+//! ([`Builder::panic_handler`]); the worker carries on. `join`, `scope`,
+//! `install` and [`JoinHandle::join`] hand the panic to their caller after the
+//! other work they own has finished.
+
+#![warn(missing_debug_implementations, unsafe_op_in_unsafe_fn)]
+
+mod facade;
+#[cfg(not(loom))]
+mod builder;
+#[cfg(not(loom))]
+mod global;
+#[cfg(not(loom))]
+mod job;
+#[cfg(not(loom))]
+mod join;
+#[cfg(not(loom))]
+mod latch;
+#[cfg(not(loom))]
+mod pool;
+#[cfg(not(loom))]
+mod registry;
+#[cfg(not(loom))]
+mod scope;
+pub(crate) mod sleep;
+#[cfg(not(loom))]
+mod sync;
+#[cfg(not(loom))]
+mod task;
+#[cfg(not(loom))]
+mod waiter;
+#[cfg(not(loom))]
+mod worker;
+
+#[cfg(all(test, loom))]
+mod sleep_loom_tests;
+
+#[cfg(not(loom))]
+pub use crate::builder::{BuildError, Builder, DEFAULT_SPIN, MIN_STACK_SIZE, WORKERS_ENV};
+#[cfg(not(loom))]
+pub use crate::join::join;
+#[cfg(not(loom))]
+pub use crate::pool::{Handle, Pool, SpawnError};
+#[cfg(not(loom))]
+pub use crate::scope::{scope, Scope};
+#[cfg(not(loom))]
+pub use crate::sync::{Condvar, Event, EventMode, Ticket, TicketQueue, WaitGroup};
+#[cfg(not(loom))]
+pub use crate::task::JoinHandle;
+
+/// Runs `task` on the current worker's pool (its own queue), or on the global
+/// pool when called outside any pool.
+///
+/// ```
+/// let (sender, receiver) = std::sync::mpsc::channel();
+/// weft::spawn(move || sender.send(weft::current_worker_index().is_some()).unwrap());
+/// assert!(receiver.recv().unwrap());
+/// ```
+#[cfg(not(loom))]
+pub fn spawn<F>(task: F)
+where
+    F: FnOnce() + Send + 'static,
+{
+    match worker::WorkerThread::current() {
+        // SAFETY: `F: 'static`, so the job borrows nothing.
+        Some(worker) => worker.push(unsafe { job::HeapJob::new_ref(task) }),
+        None => global::pool().spawn(task),
+    }
+}
+
+/// The index of the calling thread within its pool, if it is a worker.
+#[cfg(not(loom))]
+pub fn current_worker_index() -> Option<usize> {
+    worker::WorkerThread::current().map(worker::WorkerThread::index)
+}

@@ -1,0 +1,374 @@
+//! [`Pool`], the owner of a set of workers, and [`Handle`], a shareable way to
+//! give it tasks that survives the pool's shutdown with a clear error.
+
+use std::fmt;
+use std::sync::Arc;
+use std::thread::JoinHandle as ThreadHandle;
+
+use crate::builder::Builder;
+use crate::job::{HeapJob, StackJob};
+use crate::latch::{CountLatch, Latch, OwnerLatch};
+use crate::registry::Registry;
+use crate::scope::Scope;
+use crate::task::{self, JoinHandle};
+use crate::worker::WorkerThread;
+
+/// A pool of worker threads that run tasks, stealing from each other when idle
+/// and parking (using no CPU) when there is nothing to do.
+///
+/// Dropping a `Pool` stops intake through its [`Handle`]s, runs every task
+/// already queued (and whatever those spawn), then joins the workers.
+///
+/// ```
+/// use std::sync::atomic::{AtomicUsize, Ordering};
+///
+/// let pool = weft::Pool::builder().workers(4).build().unwrap();
+/// let sum = AtomicUsize::new(0);
+/// pool.scope(|s| {
+///     for i in 1..=100 {
+///         let sum = &sum;
+///         s.spawn(move |_| {
+///             sum.fetch_add(i, Ordering::Relaxed);
+///         });
+///     }
+/// });
+/// assert_eq!(sum.into_inner(), 5050);
+/// ```
+pub struct Pool {
+    registry: Arc<Registry>,
+    threads: Vec<ThreadHandle<()>>,
+}
+
+impl fmt::Debug for Pool {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Pool")
+            .field("workers", &self.workers())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Pool {
+    /// A builder with every setting at its default.
+    pub fn builder() -> Builder {
+        Builder::new()
+    }
+
+    pub(crate) fn from_parts(registry: Arc<Registry>, threads: Vec<ThreadHandle<()>>) -> Pool {
+        Pool { registry, threads }
+    }
+
+    /// Number of worker threads.
+    pub fn workers(&self) -> usize {
+        self.registry.num_workers()
+    }
+
+    /// The index of the calling thread if it is one of this pool's workers.
+    pub fn current_worker_index(&self) -> Option<usize> {
+        WorkerThread::current()
+            .filter(|worker| worker.is_in(&self.registry))
+            .map(WorkerThread::index)
+    }
+
+    /// Runs `task` on some worker, without waiting for it. A panic in `task`
+    /// goes to the pool's panic handler.
+    pub fn spawn<F>(&self, task: F)
+    where
+        F: FnOnce() + Send + 'static,
+    {
+        if task::spawn_in(&self.registry, task).is_err() {
+            unreachable!("a live Pool is never closed");
+        }
+    }
+
+    /// Runs `task` on some worker; the handle gives its result (or its panic).
+    ///
+    /// ```
+    /// let pool = weft::Pool::builder().workers(2).build().unwrap();
+    /// let handle = pool.spawn_with_handle(|| 6 * 7);
+    /// assert_eq!(handle.join().unwrap(), 42);
+    /// ```
+    pub fn spawn_with_handle<F, T>(&self, task: F) -> JoinHandle<T>
+    where
+        F: FnOnce() -> T + Send + 'static,
+        T: Send + 'static,
+    {
+        let (handle, job) = task::with_handle(task);
+        self.spawn(job);
+        handle
+    }
+
+    /// Runs `task` on worker `index` only; it is never stolen.
+    ///
+    /// # Panics
+    /// If `index >= self.workers()`, with the message
+    /// `"spawn_on: worker index {index} out of range for a pool of {n} workers"`.
+    pub fn spawn_on<F>(&self, index: usize, task: F)
+    where
+        F: FnOnce() + Send + 'static,
+    {
+        check_index(&self.registry, index);
+        if task::spawn_pinned(&self.registry, index, task).is_err() {
+            unreachable!("a live Pool is never closed");
+        }
+    }
+
+    /// Runs `op` on a worker of this pool and returns its result; the calling
+    /// thread blocks meanwhile (running tasks of its own pool if it is a worker
+    /// of another one). On one of this pool's workers, `op` runs in place.
+    ///
+    /// ```
+    /// let pool = weft::Pool::builder().workers(2).build().unwrap();
+    /// let inside = pool.install(|| weft::current_worker_index().is_some());
+    /// assert!(inside);
+    /// ```
+    pub fn install<OP, R>(&self, op: OP) -> R
+    where
+        OP: FnOnce() -> R + Send,
+        R: Send,
+    {
+        install(&self.registry, op)
+    }
+
+    /// Runs `a` and `b`, possibly in parallel, and returns both results. If
+    /// either panics, the panic is raised here once both have finished.
+    pub fn join<A, B, RA, RB>(&self, a: A, b: B) -> (RA, RB)
+    where
+        A: FnOnce() -> RA + Send,
+        B: FnOnce() -> RB + Send,
+        RA: Send,
+        RB: Send,
+    {
+        self.install(|| crate::join::join(a, b))
+    }
+
+    /// Creates a scope in which tasks may borrow from the caller's stack; waits
+    /// for all of them. See [`Scope`].
+    pub fn scope<'scope, OP, R>(&self, op: OP) -> R
+    where
+        OP: FnOnce(&Scope<'scope>) -> R + Send,
+        R: Send,
+    {
+        self.install(|| crate::scope::scope(op))
+    }
+
+    /// Runs `op` once on every worker, in parallel, and returns the results in
+    /// worker order.
+    ///
+    /// ```
+    /// let pool = weft::Pool::builder().workers(3).build().unwrap();
+    /// assert_eq!(pool.broadcast(|i| i * 10), vec![0, 10, 20]);
+    /// ```
+    pub fn broadcast<OP, R>(&self, op: OP) -> Vec<R>
+    where
+        OP: Fn(usize) -> R + Sync,
+        R: Send,
+    {
+        broadcast(&self.registry, &op)
+    }
+
+    /// A cloneable handle for giving this pool tasks from anywhere.
+    pub fn handle(&self) -> Handle {
+        Handle {
+            registry: Arc::clone(&self.registry),
+        }
+    }
+}
+
+impl Drop for Pool {
+    fn drop(&mut self) {
+        self.registry.close();
+        // A pool dropped by one of its own tasks cannot wait for itself: its
+        // workers still drain and exit, detached.
+        let inside = WorkerThread::current().is_some_and(|worker| worker.is_in(&self.registry));
+        if !inside {
+            for thread in self.threads.drain(..) {
+                let _ = thread.join();
+            }
+        }
+    }
+}
+
+/// A cheap, cloneable, `Send + Sync` handle to a [`Pool`]. Unlike the pool's
+/// own methods, spawning through a handle can fail: once the pool is dropped,
+/// the task is handed back in the error.
+///
+/// ```
+/// let pool = weft::Pool::builder().workers(1).build().unwrap();
+/// let handle = pool.handle();
+/// assert!(handle.spawn(|| ()).is_ok());
+/// drop(pool);
+/// let (sender, receiver) = std::sync::mpsc::channel();
+/// let refused = handle.spawn(move || sender.send("ran").unwrap()).unwrap_err();
+/// let task = refused.into_inner(); // the task comes back; run it elsewhere
+/// task();
+/// assert_eq!(receiver.recv().unwrap(), "ran");
+/// ```
+#[derive(Clone)]
+pub struct Handle {
+    registry: Arc<Registry>,
+}
+
+impl fmt::Debug for Handle {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Handle")
+            .field("workers", &self.registry.num_workers())
+            .field("closed", &self.registry.is_closed())
+            .finish()
+    }
+}
+
+impl Handle {
+    /// Spawns `task` on the pool, or gives it back if the pool was dropped.
+    pub fn spawn<F>(&self, task: F) -> Result<(), SpawnError<F>>
+    where
+        F: FnOnce() + Send + 'static,
+    {
+        task::spawn_in(&self.registry, task).map_err(|task| SpawnError { task })
+    }
+
+    /// As [`Pool::spawn_on`], or gives `task` back if the pool was dropped.
+    ///
+    /// # Panics
+    /// If `index` is out of range, as [`Pool::spawn_on`].
+    pub fn spawn_on<F>(&self, index: usize, task: F) -> Result<(), SpawnError<F>>
+    where
+        F: FnOnce() + Send + 'static,
+    {
+        check_index(&self.registry, index);
+        task::spawn_pinned(&self.registry, index, task).map_err(|task| SpawnError { task })
+    }
+
+    /// Number of worker threads.
+    pub fn workers(&self) -> usize {
+        self.registry.num_workers()
+    }
+
+    /// Whether the pool was dropped (spawns now fail).
+    pub fn is_closed(&self) -> bool {
+        self.registry.is_closed()
+    }
+}
+
+/// A task refused because its pool was dropped. [`SpawnError::into_inner`]
+/// gives the task back.
+pub struct SpawnError<F> {
+    task: F,
+}
+
+impl<F> SpawnError<F> {
+    pub fn into_inner(self) -> F {
+        self.task
+    }
+}
+
+impl<F> fmt::Debug for SpawnError<F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("SpawnError(pool shut down)")
+    }
+}
+
+impl<F> fmt::Display for SpawnError<F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("the pool has shut down; the task was not run")
+    }
+}
+
+impl<F> std::error::Error for SpawnError<F> {}
+
+fn check_index(registry: &Registry, index: usize) {
+    let workers = registry.num_workers();
+    assert!(
+        index < workers,
+        "spawn_on: worker index {index} out of range for a pool of {workers} workers"
+    );
+}
+
+/// Runs `op` on a worker of `registry` and waits for it.
+pub(crate) fn install<OP, R>(registry: &Arc<Registry>, op: OP) -> R
+where
+    OP: FnOnce() -> R + Send,
+    R: Send,
+{
+    if let Some(worker) = WorkerThread::current() {
+        if worker.is_in(registry) {
+            return op();
+        }
+    }
+    let job = StackJob::new(op, OwnerLatch::for_current_thread());
+    // SAFETY: `job` stays on this frame until its latch is set: we wait below.
+    let job_ref = unsafe { job.as_job_ref() };
+    if registry.inject(job_ref, |job_ref| job_ref).is_err() {
+        panic!("install: the pool has shut down");
+    }
+    job.latch().wait();
+    job.into_result().into_value()
+}
+
+fn broadcast<OP, R>(registry: &Arc<Registry>, op: &OP) -> Vec<R>
+where
+    OP: Fn(usize) -> R + Sync,
+    R: Send,
+{
+    let workers = registry.num_workers();
+    let mut results: Vec<Option<std::thread::Result<R>>> = (0..workers).map(|_| None).collect();
+    let latch = CountLatch::for_current_thread();
+    {
+        let latch_ptr = SendPtr(&latch as *const CountLatch);
+        let results_ptr = SendPtr(results.as_mut_ptr() as *const Option<std::thread::Result<R>>);
+        let op_ptr = SendPtr(op as *const OP);
+        for index in 0..workers {
+            latch.increment();
+            let job = move || {
+                // SAFETY: `broadcast` waits on the latch before `op`, `results` or
+                // the latch go away, and each job writes only its own slot.
+                unsafe {
+                    let op = &*op_ptr.get();
+                    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| op(index)));
+                    *(results_ptr.get() as *mut Option<std::thread::Result<R>>).add(index) = Some(result);
+                    CountLatch::set(latch_ptr.get());
+                }
+            };
+            // SAFETY: the job borrows `op`, `results` and `latch`, all of which
+            // outlive it because we wait for the latch below.
+            let job_ref = unsafe { HeapJob::new_ref(job) };
+            if registry.inject_pinned(index, job_ref, |job| job).is_err() {
+                panic!("broadcast: the pool has shut down");
+            }
+        }
+        // SAFETY: drops the count held by this function itself.
+        unsafe { CountLatch::set(&latch) };
+        latch.wait();
+    }
+    results
+        .into_iter()
+        .map(|result| match result.expect("every broadcast job ran") {
+            Ok(value) => value,
+            Err(payload) => std::panic::resume_unwind(payload),
+        })
+        .collect()
+}
+
+/// A raw pointer that may cross threads, for jobs whose owner waits for them.
+pub(crate) struct SendPtr<T>(*const T);
+
+// SAFETY: only used for pointers whose pointee the owning frame keeps alive,
+// and whose accesses are made exclusive or shared-immutable by construction.
+unsafe impl<T> Send for SendPtr<T> {}
+// SAFETY: as above.
+unsafe impl<T> Sync for SendPtr<T> {}
+
+impl<T> SendPtr<T> {
+    pub(crate) fn new(ptr: *const T) -> Self {
+        SendPtr(ptr)
+    }
+    pub(crate) fn get(&self) -> *const T {
+        self.0
+    }
+}
+
+impl<T> Clone for SendPtr<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T> Copy for SendPtr<T> {}

@@ -1,0 +1,187 @@
+//! The state one pool's workers share: the queues, the sleep protocol, the
+//! counters that tell when a closed pool has drained, and the user's hooks.
+
+use std::any::Any;
+use std::sync::atomic::{fence, AtomicBool, AtomicU64, Ordering};
+use std::time::Duration;
+
+use crossbeam_deque::{Injector, Stealer};
+use crossbeam_utils::CachePadded;
+
+use crate::job::JobRef;
+use crate::sleep::Sleep;
+
+pub(crate) type PanicHandler = Box<dyn Fn(Box<dyn Any + Send>) + Send + Sync>;
+pub(crate) type ThreadHook = Box<dyn Fn(usize) + Send + Sync>;
+
+/// Settings the workers read while running.
+pub(crate) struct Hooks {
+    pub(crate) spin: Duration,
+    pub(crate) panic_handler: Option<PanicHandler>,
+    pub(crate) on_thread_start: Option<ThreadHook>,
+    pub(crate) on_thread_stop: Option<ThreadHook>,
+}
+
+/// Counts of jobs pushed by and run on one worker. Each field has one writer
+/// (the worker), so increments are plain load-then-store, not read-modify-writes.
+#[derive(Default)]
+pub(crate) struct JobCounters {
+    pub(crate) pushed: AtomicU64,
+    pub(crate) executed: AtomicU64,
+}
+
+impl JobCounters {
+    /// Release: a drain check that sees this count also sees the jobs the
+    /// counted work pushed before it (see [`Registry::is_drained`]).
+    pub(crate) fn bump(counter: &AtomicU64) {
+        counter.store(counter.load(Ordering::Relaxed) + 1, Ordering::Release);
+    }
+}
+
+pub(crate) struct Registry {
+    pub(crate) injector: Injector<JobRef>,
+    pub(crate) stealers: Box<[Stealer<JobRef>]>,
+    /// One queue per worker for `spawn_on`: only its owner takes from it.
+    pub(crate) pinned: Box<[Injector<JobRef>]>,
+    pub(crate) sleep: Sleep,
+    pub(crate) counters: Box<[CachePadded<JobCounters>]>,
+    /// Jobs pushed from threads outside the pool, and those refused after closing.
+    external_pushed: CachePadded<AtomicU64>,
+    external_refused: AtomicU64,
+    closed: AtomicBool,
+    terminating: AtomicBool,
+    pub(crate) hooks: Hooks,
+}
+
+impl Registry {
+    pub(crate) fn new(
+        stealers: Vec<Stealer<JobRef>>,
+        max_searching: usize,
+        hooks: Hooks,
+    ) -> Registry {
+        let workers = stealers.len();
+        Registry {
+            injector: Injector::new(),
+            stealers: stealers.into_boxed_slice(),
+            pinned: (0..workers).map(|_| Injector::new()).collect(),
+            sleep: Sleep::new(workers, max_searching),
+            counters: (0..workers).map(|_| CachePadded::default()).collect(),
+            external_pushed: CachePadded::new(AtomicU64::new(0)),
+            external_refused: AtomicU64::new(0),
+            closed: AtomicBool::new(false),
+            terminating: AtomicBool::new(false),
+            hooks,
+        }
+    }
+
+    pub(crate) fn num_workers(&self) -> usize {
+        self.stealers.len()
+    }
+
+    /// Pushes a job from outside the pool onto the global queue, unless the pool
+    /// was closed; then the caller gets `item` back.
+    pub(crate) fn inject<T>(&self, item: T, make_job: impl FnOnce(T) -> JobRef) -> Result<(), T> {
+        if !self.reserve_external() {
+            return Err(item);
+        }
+        self.injector.push(make_job(item));
+        self.sleep.notify_work();
+        Ok(())
+    }
+
+    /// Pushes a job that only worker `index` may run.
+    pub(crate) fn inject_pinned<T>(
+        &self,
+        index: usize,
+        item: T,
+        make_job: impl FnOnce(T) -> JobRef,
+    ) -> Result<(), T> {
+        if !self.reserve_external() {
+            return Err(item);
+        }
+        self.pinned[index].push(make_job(item));
+        self.sleep.wake_worker(index);
+        Ok(())
+    }
+
+    /// Counts an external push before the closed check, so a drain check that
+    /// misses the push also finds the pool closed for it (see `is_drained`).
+    /// Returns false, with the push counted as refused, once the pool is closed.
+    fn reserve_external(&self) -> bool {
+        // SeqCst on both: the count and the closed flag must be ordered against
+        // `close` and `is_drained`, which use SeqCst too.
+        self.external_pushed.fetch_add(1, Ordering::SeqCst);
+        if self.closed.load(Ordering::SeqCst) {
+            self.external_refused.fetch_add(1, Ordering::SeqCst);
+            return false;
+        }
+        true
+    }
+
+    pub(crate) fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::SeqCst)
+    }
+
+    /// Stops intake from outside and makes sleeping workers look for the end.
+    pub(crate) fn close(&self) {
+        self.closed.store(true, Ordering::SeqCst);
+        self.sleep.wake_all();
+    }
+
+    pub(crate) fn is_terminating(&self) -> bool {
+        self.terminating.load(Ordering::Acquire)
+    }
+
+    /// Called by a worker about to sleep in a closed pool: if no job is queued or
+    /// running anywhere, tells every worker to exit.
+    pub(crate) fn terminate_if_drained(&self) {
+        if self.is_closed() && self.is_drained() {
+            self.terminating.store(true, Ordering::Release);
+            self.sleep.wake_all();
+        }
+    }
+
+    /// Whether every job ever pushed has finished. Executed counts are read
+    /// first, pushed counts second; both only grow, and a job's push is counted
+    /// before it can run, so equal sums mean that at some instant between the
+    /// two passes nothing was queued or running. After that nothing can push
+    /// again: pushes come from running jobs or from outside, refused once closed.
+    fn is_drained(&self) -> bool {
+        let mut executed = self.external_refused.load(Ordering::SeqCst);
+        for counters in self.counters.iter() {
+            executed += counters.executed.load(Ordering::Acquire);
+        }
+        // Keeps the second pass after the first.
+        fence(Ordering::SeqCst);
+        let mut pushed = self.external_pushed.load(Ordering::SeqCst);
+        for counters in self.counters.iter() {
+            pushed += counters.pushed.load(Ordering::Acquire);
+        }
+        executed == pushed
+    }
+
+    /// Whether a job is visible anywhere worker `index` may take one from.
+    pub(crate) fn has_work_for(&self, index: usize) -> bool {
+        !self.injector.is_empty()
+            || !self.pinned[index].is_empty()
+            || self.stealers.iter().any(|stealer| !stealer.is_empty())
+    }
+
+    pub(crate) fn handle_panic(&self, payload: Box<dyn Any + Send>) {
+        match &self.hooks.panic_handler {
+            Some(handler) => {
+                // A panicking handler must not take the worker down with it.
+                if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| handler(payload)))
+                    .is_err()
+                {
+                    eprintln!("weft: the panic handler panicked; the panic is dropped");
+                }
+            }
+            None => {
+                // The default: the panic message was already printed by the panic
+                // hook; the worker lives on.
+                drop(payload);
+            }
+        }
+    }
+}

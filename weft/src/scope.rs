@@ -1,0 +1,132 @@
+//! Scoped tasks: tasks that may borrow from the stack of the caller, who waits
+//! for all of them before the borrows end (like `std::thread::scope`).
+
+use std::any::Any;
+use std::marker::PhantomData;
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::{Arc, Mutex};
+
+use crate::job::HeapJob;
+use crate::latch::{CountLatch, Latch};
+use crate::pool::SendPtr;
+use crate::registry::Registry;
+use crate::worker::WorkerThread;
+
+/// A scope in which to spawn tasks that borrow data living at least `'scope`.
+/// Made by [`scope`] or [`Pool::scope`](crate::Pool::scope).
+pub struct Scope<'scope> {
+    registry: Arc<Registry>,
+    pending: CountLatch,
+    /// The first panic of a task in this scope, raised when the scope ends.
+    panic: Mutex<Option<Box<dyn Any + Send>>>,
+    /// Invariant in `'scope`, as `std::thread::Scope` is: a shorter lifetime
+    /// would let tasks outlive what they borrow.
+    _marker: PhantomData<&'scope mut &'scope ()>,
+}
+
+/// Creates a scope on the current worker's pool (or the global pool outside
+/// any pool), runs `op` in it, and waits until every task spawned in the scope
+/// has finished. A panic in `op` or in any task is raised here after that.
+///
+/// ```
+/// let mut words = vec!["a", "b", "c"];
+/// let mut lengths = vec![0; 3];
+/// weft::scope(|s| {
+///     for (word, length) in words.iter().zip(lengths.iter_mut()) {
+///         s.spawn(move |_| *length = word.len());
+///     }
+/// });
+/// words.push("d"); // the borrows ended with the scope
+/// assert_eq!(lengths, [1, 1, 1]);
+/// ```
+pub fn scope<'scope, OP, R>(op: OP) -> R
+where
+    OP: FnOnce(&Scope<'scope>) -> R + Send,
+    R: Send,
+{
+    match WorkerThread::current() {
+        Some(worker) => scope_on(worker, op),
+        None => crate::global::install(|| scope(op)),
+    }
+}
+
+fn scope_on<'scope, OP, R>(worker: &WorkerThread, op: OP) -> R
+where
+    OP: FnOnce(&Scope<'scope>) -> R + Send,
+    R: Send,
+{
+    let scope = Scope {
+        registry: Arc::clone(worker.registry_arc()),
+        pending: CountLatch::for_current_thread(),
+        panic: Mutex::new(None),
+        _marker: PhantomData,
+    };
+    let result = panic::catch_unwind(AssertUnwindSafe(|| op(&scope)));
+    // SAFETY: releases the count the body held; `scope` lives in this frame.
+    unsafe { CountLatch::set(&scope.pending) };
+    scope.pending.wait();
+    if let Some(payload) = scope.take_panic() {
+        panic::resume_unwind(payload);
+    }
+    match result {
+        Ok(value) => value,
+        Err(payload) => panic::resume_unwind(payload),
+    }
+}
+
+impl std::fmt::Debug for Scope<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Scope").finish_non_exhaustive()
+    }
+}
+
+impl<'scope> Scope<'scope> {
+    /// Spawns `task` in this scope. It may borrow anything that outlives the
+    /// scope, and gets the scope to spawn more tasks.
+    pub fn spawn<F>(&self, task: F)
+    where
+        F: FnOnce(&Scope<'scope>) + Send + 'scope,
+    {
+        self.pending.increment();
+        let scope = SendPtr::new(self as *const Scope<'scope>);
+        let job = move || {
+            // SAFETY: the scope's owner waits for `pending` to reach zero before
+            // the scope is dropped, and this job holds one count until its end.
+            unsafe {
+                let scope_ref = &*scope.get();
+                if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(|| task(scope_ref))) {
+                    scope_ref.record_panic(payload);
+                }
+                CountLatch::set(&scope_ref.pending);
+            }
+        };
+        // SAFETY: the job borrows only data outliving `'scope`, and the scope's
+        // owner waits for it (above) before `'scope` ends.
+        let job_ref = unsafe { HeapJob::new_ref(job) };
+        match WorkerThread::current() {
+            Some(worker) if worker.is_in(&self.registry) => worker.push(job_ref),
+            _ => {
+                // From a thread outside the pool the scope's owner still waits,
+                // so the pool is alive; only a dropped pool refuses, and a pool
+                // cannot be dropped while one of its workers runs this scope.
+                if self.registry.inject(job_ref, |job| job).is_err() {
+                    unreachable!("a pool with a live scope is never closed");
+                }
+            }
+        }
+    }
+
+    fn record_panic(&self, payload: Box<dyn Any + Send>) {
+        let mut first = self.panic.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if first.is_none() {
+            *first = Some(payload);
+        }
+    }
+
+    fn take_panic(&self) -> Option<Box<dyn Any + Send>> {
+        self.panic
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .take()
+    }
+}

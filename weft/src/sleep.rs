@@ -1,0 +1,499 @@
+//! The wake/park protocol: which idle worker searches for work, which one parks,
+//! and whom a new task wakes.
+//!
+//! # Roles
+//!
+//! A worker is at any moment *working* (running a task or looking only at its own
+//! queue), *searching* (sweeping every queue it may take from, for at most the
+//! pool's spin time), or *sleeping* (registered in the sleepers list, then blocked on
+//! its own slot). One word, `state`, counts three things:
+//!
+//! * `searching` — searching workers, including those woken to search;
+//! * `unclaimed` — searchers that no new task has counted on yet (see fan-out);
+//! * `sleeping` — registered sleepers; always equal to `sleepers.len()`, because both
+//!   change together under the `sleepers` lock.
+//!
+//! # Invariants, and why the code keeps them
+//!
+//! 1. **No lost wake-up.** A task made visible in a queue, followed by
+//!    [`Sleep::notify_work`], is taken by some worker without waiting for an unrelated
+//!    event, while any worker is idle. The argument is a Dekker pairing of SeqCst
+//!    fences: the notifier does *push; fence; read `state`*; every worker that stops
+//!    searching or starts sleeping does *RMW on `state`; fence; look at the queues*.
+//!    Of the two, at least one sees the other's write. So for each push one of these
+//!    holds, by what the notifier read:
+//!    * `unclaimed > 0`: it claims a searcher (an RMW). That searcher, or whichever
+//!      searcher is last to stop, sweeps again after its own RMW, which comes later in
+//!      the SeqCst order, so it sees the task (rules *give-up* and *last-searcher*).
+//!    * `sleeping > 0`, no unclaimed searcher: it wakes a sleeper, as a searcher.
+//!    * `searching > 0` but all claimed, nobody sleeping: the last searcher to stop
+//!      sees the task (rules below) and wakes a sleeper for it if one appeared.
+//!    * nobody searching, nobody sleeping: every worker is working. Each will look at
+//!      the queues again before it next sleeps: it becomes a searcher (and sweeps), or
+//!      parks at once only because `searching >= max_searching`, i.e. searchers exist
+//!      that registered *after* the notifier's read and so sweep after the push.
+//!
+//!    Rule *give-up*: a searcher that found nothing moves itself from `searching` to
+//!    `sleeping` in one RMW, then sweeps every queue once more before it blocks
+//!    ([`Sleep::give_up_search`] then [`Sleep::cancel`] or [`Sleep::park`]). A push
+//!    before that RMW is seen by the sweep; a push after it sees `sleeping > 0`.
+//!    Rule *last-searcher*: a searcher that found work ([`Sleep::end_search`]) and
+//!    was the last one checks, after its RMW and a fence, whether more work is visible;
+//!    if so and someone sleeps, it wakes a sleeper to search.
+//!    A worker that parks without having searched does not sweep again (Go's
+//!    issue 43997: non-searchers that poll burn CPU); the four cases above show no
+//!    wake-up depends on it.
+//!
+//! 2. **Fan-out.** `k` tasks notified while `w` workers sleep and no searcher is
+//!    unclaimed wake `min(k, w)` workers at once, from the notifier itself: each
+//!    notify either claims one unclaimed searcher or wakes one sleeper, so no task
+//!    waits for a chain of wake-ups. A woken worker starts out claimed.
+//!
+//! 3. **Bounded spinning.** A worker may start searching on its own only while
+//!    `searching < max_searching` ([`Sleep::begin_idle`] decides and registers in one
+//!    step). Woken workers search beyond the bound, but each was woken for a task it
+//!    is counted on, so `unclaimed <= max_searching` always holds. Searchers give up
+//!    after the spin time (the caller's loop) and only searchers sweep other queues.
+//!
+//! 4. **Idle is parked.** A sleeper blocks on its slot's condition variable with no
+//!    timeout; only a delivered [`Wake`] ends it. Nothing in the protocol ticks.
+//!
+//! A worker is woken at most once per registration: whoever removes it from
+//! `sleepers` (under the lock) owns its wake-up and delivers exactly one [`Wake`],
+//! and every removal adjusts `sleeping` in the same critical section, so the count
+//! cannot drift (the trap of a wake path that bypasses the idle accounting).
+
+use crate::facade::{fence, lock, wait, AtomicBool, AtomicU64, Condvar, Mutex, Ordering};
+use crossbeam_utils::CachePadded;
+
+/// Workers per pool the counters in `state` can hold.
+pub(crate) const MAX_WORKERS: usize = (1 << FIELD_BITS) - 1;
+
+const FIELD_BITS: u32 = 16;
+const FIELD_MASK: u64 = (1 << FIELD_BITS) - 1;
+const SEARCHING_ONE: u64 = 1;
+const UNCLAIMED_ONE: u64 = 1 << FIELD_BITS;
+const SLEEPING_ONE: u64 = 1 << (2 * FIELD_BITS);
+
+/// The three counters packed in `state`, unpacked for reading.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Counts {
+    pub(crate) searching: u64,
+    pub(crate) unclaimed: u64,
+    pub(crate) sleeping: u64,
+}
+
+impl Counts {
+    fn unpack(word: u64) -> Counts {
+        Counts {
+            searching: word & FIELD_MASK,
+            unclaimed: (word >> FIELD_BITS) & FIELD_MASK,
+            sleeping: (word >> (2 * FIELD_BITS)) & FIELD_MASK,
+        }
+    }
+
+    fn pack(self) -> u64 {
+        self.searching | (self.unclaimed << FIELD_BITS) | (self.sleeping << (2 * FIELD_BITS))
+    }
+
+    /// The counts after one searcher stops: claims beyond the remaining searchers
+    /// are dropped, since a claim can only be honoured by a searcher that exists.
+    fn one_searcher_fewer(mut self) -> Counts {
+        debug_assert!(self.searching > 0, "a searcher stopped that was not counted");
+        self.searching -= 1;
+        self.unclaimed = self.unclaimed.min(self.searching);
+        self
+    }
+}
+
+/// What an idle worker was told to do by [`Sleep::begin_idle`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Idle {
+    /// Counted as a searcher: sweep the queues.
+    Search,
+    /// Registered as a sleeper: check your own exit conditions, then park.
+    Registered,
+}
+
+/// Why a sleeper was woken.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Wake {
+    /// Woken for a new task; the worker is now counted as a (claimed) searcher.
+    Searching,
+    /// Woken for a reason of its own (its latch, its pinned queue, shutdown).
+    Direct,
+}
+
+/// One worker's place to block.
+struct Slot {
+    /// In `sleepers`. Written under the `sleepers` lock; read without it by
+    /// [`Sleep::wake_worker`]'s fast path, which the fences make sound (see there).
+    registered: AtomicBool,
+    wake: Mutex<Option<Wake>>,
+    condvar: Condvar,
+}
+
+/// The protocol's shared state for one pool.
+pub(crate) struct Sleep {
+    state: CachePadded<AtomicU64>,
+    sleepers: Mutex<Vec<usize>>,
+    slots: Box<[CachePadded<Slot>]>,
+    max_searching: u64,
+}
+
+impl Sleep {
+    pub(crate) fn new(workers: usize, max_searching: usize) -> Sleep {
+        assert!(workers <= MAX_WORKERS, "too many workers for the sleep counters");
+        let slots = (0..workers)
+            .map(|_| {
+                CachePadded::new(Slot {
+                    registered: AtomicBool::new(false),
+                    wake: Mutex::new(None),
+                    condvar: Condvar::new(),
+                })
+            })
+            .collect();
+        Sleep {
+            state: CachePadded::new(AtomicU64::new(0)),
+            sleepers: Mutex::new(Vec::with_capacity(workers)),
+            slots,
+            max_searching: max_searching.clamp(1, MAX_WORKERS) as u64,
+        }
+    }
+
+    /// A snapshot of the counters (for tests and stats; racy by nature).
+    pub(crate) fn counts(&self) -> Counts {
+        Counts::unpack(self.state.load(Ordering::SeqCst))
+    }
+
+    /// Called after a task was made visible in any queue others can take from.
+    /// Claims an unclaimed searcher for it, or wakes a sleeper to search for it.
+    /// Returns whether a worker was woken.
+    pub(crate) fn notify_work(&self) -> bool {
+        // The notifier's half of the Dekker pairing (invariant 1): the push before
+        // this fence and the read of `state` after it cannot both miss a worker's
+        // RMW-then-fence-then-sweep.
+        fence(Ordering::SeqCst);
+        // Relaxed suffices: the fence above orders this load after the push.
+        let mut word = self.state.load(Ordering::Relaxed);
+        loop {
+            let counts = Counts::unpack(word);
+            if counts.unclaimed > 0 {
+                match self.state.compare_exchange_weak(
+                    word,
+                    word - UNCLAIMED_ONE,
+                    Ordering::SeqCst,
+                    Ordering::Relaxed,
+                ) {
+                    Ok(_) => return false,
+                    Err(actual) => word = actual,
+                }
+            } else if counts.sleeping == 0 {
+                return false;
+            } else {
+                return self.wake_one_searcher();
+            }
+        }
+    }
+
+    /// Wakes one sleeper as a claimed searcher, if any still sleeps.
+    fn wake_one_searcher(&self) -> bool {
+        let mut sleepers = lock(&self.sleepers);
+        let Some(index) = sleepers.pop() else {
+            return false;
+        };
+        // sleeping >= 1 because the list was not empty, so the wrapping add moves
+        // one count from `sleeping` to `searching` without borrowing across fields.
+        self.state.fetch_add(
+            SEARCHING_ONE.wrapping_sub(SLEEPING_ONE),
+            Ordering::SeqCst,
+        );
+        // Relaxed: every reader that acts on `registered` re-reads it under the lock.
+        self.slots[index].registered.store(false, Ordering::Relaxed);
+        drop(sleepers);
+        self.deliver(index, Wake::Searching);
+        true
+    }
+
+    /// An idle worker (its own queue empty, one look at the shared queues found
+    /// nothing) asks whether to search or to sleep. Registration as a sleeper
+    /// happens here, atomically with the decision, so that the bound on searchers
+    /// and the sleepers count are judged on one value of `state`.
+    pub(crate) fn begin_idle(&self, index: usize) -> Idle {
+        let mut word = self.state.load(Ordering::Relaxed);
+        loop {
+            let counts = Counts::unpack(word);
+            if counts.searching < self.max_searching {
+                let next = word + SEARCHING_ONE + UNCLAIMED_ONE;
+                match self.state.compare_exchange_weak(
+                    word,
+                    next,
+                    Ordering::SeqCst,
+                    Ordering::Relaxed,
+                ) {
+                    Ok(_) => {
+                        // Half of the Dekker pairing: the sweep that follows sees any
+                        // push whose notifier read `state` before this RMW.
+                        fence(Ordering::SeqCst);
+                        return Idle::Search;
+                    }
+                    Err(actual) => word = actual,
+                }
+                continue;
+            }
+            let mut sleepers = lock(&self.sleepers);
+            match self.state.compare_exchange(
+                word,
+                word + SLEEPING_ONE,
+                Ordering::SeqCst,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => {
+                    self.register_locked(&mut sleepers, index);
+                    drop(sleepers);
+                    fence(Ordering::SeqCst);
+                    return Idle::Registered;
+                }
+                Err(actual) => word = actual,
+            }
+        }
+    }
+
+    /// A searcher found a task. If it was the last searcher and more work is visible
+    /// (`more_work` is asked only then), it wakes a sleeper to take the rest.
+    pub(crate) fn end_search(&self, more_work: impl FnOnce() -> bool) {
+        let after = self.stop_one_searcher(0);
+        if after.searching == 0 && after.sleeping > 0 {
+            // Rule last-searcher: the fence orders the look at the queues after the
+            // RMW, pairing with notifiers that saw this searcher still counted.
+            fence(Ordering::SeqCst);
+            if more_work() {
+                self.wake_one_searcher();
+            }
+        }
+    }
+
+    /// A searcher found nothing within its spin time: it becomes a registered
+    /// sleeper in the same RMW. The caller must then sweep every queue once more
+    /// and call [`Sleep::cancel`] if it finds work, else [`Sleep::park`].
+    pub(crate) fn give_up_search(&self, index: usize) {
+        let mut sleepers = lock(&self.sleepers);
+        self.stop_one_searcher(SLEEPING_ONE);
+        self.register_locked(&mut sleepers, index);
+        drop(sleepers);
+        // Half of the Dekker pairing for the caller's final sweep (rule give-up).
+        fence(Ordering::SeqCst);
+    }
+
+    /// Removes one searcher (adding `extra` to the word in the same RMW) and
+    /// returns the counts after.
+    fn stop_one_searcher(&self, extra: u64) -> Counts {
+        let mut word = self.state.load(Ordering::Relaxed);
+        loop {
+            let after = Counts::unpack(word).one_searcher_fewer();
+            match self.state.compare_exchange_weak(
+                word,
+                after.pack() + extra,
+                Ordering::SeqCst,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return Counts::unpack(after.pack() + extra),
+                Err(actual) => word = actual,
+            }
+        }
+    }
+
+    fn register_locked(&self, sleepers: &mut Vec<usize>, index: usize) {
+        debug_assert!(!sleepers.contains(&index), "worker {index} registered twice");
+        sleepers.push(index);
+        // Relaxed: published by the sleepers unlock for locked readers, and by the
+        // caller's SeqCst fence for `wake_worker`'s unlocked fast path.
+        self.slots[index].registered.store(true, Ordering::Relaxed);
+    }
+
+    /// A registered worker that found a reason not to sleep withdraws. Returns
+    /// `None` if it withdrew in time, or the [`Wake`] somebody already chose to
+    /// deliver to it (which it then honours exactly as if it had parked).
+    pub(crate) fn cancel(&self, index: usize) -> Option<Wake> {
+        let mut sleepers = lock(&self.sleepers);
+        if let Some(position) = sleepers.iter().position(|&i| i == index) {
+            sleepers.swap_remove(position);
+            self.state.fetch_sub(SLEEPING_ONE, Ordering::SeqCst);
+            self.slots[index].registered.store(false, Ordering::Relaxed);
+            return None;
+        }
+        drop(sleepers);
+        Some(self.park(index))
+    }
+
+    /// Blocks a registered worker until its wake-up is delivered.
+    pub(crate) fn park(&self, index: usize) -> Wake {
+        let slot = &self.slots[index];
+        let mut wake = lock(&slot.wake);
+        loop {
+            if let Some(reason) = wake.take() {
+                return reason;
+            }
+            wake = wait(&slot.condvar, wake);
+        }
+    }
+
+    /// Blocks a registered worker until its wake-up is delivered or `deadline`
+    /// passes; on time-out it withdraws (and returns a wake-up that raced in, if any).
+    #[cfg(not(loom))]
+    pub(crate) fn park_until(&self, index: usize, deadline: std::time::Instant) -> Option<Wake> {
+        let slot = &self.slots[index];
+        let mut wake = lock(&slot.wake);
+        loop {
+            if let Some(reason) = wake.take() {
+                return Some(reason);
+            }
+            let now = std::time::Instant::now();
+            if now >= deadline {
+                drop(wake);
+                return self.cancel(index);
+            }
+            wake = match slot.condvar.wait_timeout(wake, deadline - now) {
+                Ok((guard, _)) => guard,
+                Err(poisoned) => poisoned.into_inner().0,
+            };
+        }
+    }
+
+    /// Wakes worker `index` for a reason of its own (its latch was set, it has a
+    /// pinned task), if it is registered as a sleeper. Call after publishing the
+    /// reason; the worker checks its reasons after registering.
+    pub(crate) fn wake_worker(&self, index: usize) -> bool {
+        // Dekker pairing with the worker: it does *register; fence; check reason*,
+        // we do *publish reason; fence; check registered*.
+        fence(Ordering::SeqCst);
+        // Relaxed: ordered by the fence; a stale `true` is re-checked under the lock.
+        if !self.slots[index].registered.load(Ordering::Relaxed) {
+            return false;
+        }
+        let mut sleepers = lock(&self.sleepers);
+        let Some(position) = sleepers.iter().position(|&i| i == index) else {
+            return false;
+        };
+        sleepers.swap_remove(position);
+        self.state.fetch_sub(SLEEPING_ONE, Ordering::SeqCst);
+        self.slots[index].registered.store(false, Ordering::Relaxed);
+        drop(sleepers);
+        self.deliver(index, Wake::Direct);
+        true
+    }
+
+    /// Wakes every sleeper (shutdown). Callers publish their reason first.
+    pub(crate) fn wake_all(&self) {
+        let mut sleepers = lock(&self.sleepers);
+        let woken: Vec<usize> = sleepers.drain(..).collect();
+        self.state
+            .fetch_sub(SLEEPING_ONE * woken.len() as u64, Ordering::SeqCst);
+        for &index in &woken {
+            self.slots[index].registered.store(false, Ordering::Relaxed);
+        }
+        drop(sleepers);
+        for index in woken {
+            self.deliver(index, Wake::Direct);
+        }
+    }
+
+    fn deliver(&self, index: usize, reason: Wake) {
+        let slot = &self.slots[index];
+        let mut wake = lock(&slot.wake);
+        debug_assert!(wake.is_none(), "worker {index} woken twice for one sleep");
+        *wake = Some(reason);
+        drop(wake);
+        slot.condvar.notify_one();
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_round_trip() {
+        let counts = Counts {
+            searching: 3,
+            unclaimed: 2,
+            sleeping: 7,
+        };
+        assert_eq!(Counts::unpack(counts.pack()), counts);
+    }
+
+    #[test]
+    fn a_stopping_searcher_drops_claims_it_cannot_honour() {
+        let counts = Counts {
+            searching: 1,
+            unclaimed: 1,
+            sleeping: 0,
+        };
+        let after = counts.one_searcher_fewer();
+        assert_eq!((after.searching, after.unclaimed), (0, 0));
+    }
+
+    #[test]
+    fn searchers_are_bounded_and_the_rest_register() {
+        let sleep = Sleep::new(4, 2);
+        assert_eq!(sleep.begin_idle(0), Idle::Search);
+        assert_eq!(sleep.begin_idle(1), Idle::Search);
+        assert_eq!(sleep.begin_idle(2), Idle::Registered);
+        assert_eq!(sleep.begin_idle(3), Idle::Registered);
+        let counts = sleep.counts();
+        assert_eq!((counts.searching, counts.unclaimed, counts.sleeping), (2, 2, 2));
+    }
+
+    #[test]
+    fn notify_claims_unclaimed_searchers_before_waking_sleepers() {
+        let sleep = Sleep::new(3, 1);
+        assert_eq!(sleep.begin_idle(0), Idle::Search);
+        assert_eq!(sleep.begin_idle(1), Idle::Registered);
+        assert_eq!(sleep.begin_idle(2), Idle::Registered);
+        assert!(!sleep.notify_work(), "the unclaimed searcher covers the first task");
+        assert!(sleep.notify_work(), "the second task wakes a sleeper");
+        assert!(sleep.notify_work(), "the third task wakes the other sleeper");
+        assert!(!sleep.notify_work(), "nobody left to wake");
+        let counts = sleep.counts();
+        assert_eq!((counts.searching, counts.unclaimed, counts.sleeping), (3, 0, 0));
+        assert_eq!(sleep.park(1), Wake::Searching);
+        assert_eq!(sleep.park(2), Wake::Searching);
+    }
+
+    #[test]
+    fn cancel_withdraws_or_returns_the_wake_that_won() {
+        let sleep = Sleep::new(2, 1);
+        assert_eq!(sleep.begin_idle(0), Idle::Search);
+        sleep.give_up_search(0);
+        assert_eq!(sleep.cancel(0), None);
+        assert_eq!(sleep.counts().sleeping, 0);
+        assert_eq!(sleep.begin_idle(0), Idle::Search);
+        sleep.give_up_search(0);
+        assert!(sleep.notify_work());
+        assert_eq!(sleep.cancel(0), Some(Wake::Searching));
+    }
+
+    #[test]
+    fn wake_worker_only_wakes_registered_workers() {
+        let sleep = Sleep::new(2, 1);
+        assert!(!sleep.wake_worker(1));
+        assert_eq!(sleep.begin_idle(0), Idle::Search);
+        assert_eq!(sleep.begin_idle(1), Idle::Registered);
+        assert!(sleep.wake_worker(1));
+        assert_eq!(sleep.park(1), Wake::Direct);
+        assert_eq!(sleep.counts().sleeping, 0);
+    }
+
+    #[test]
+    fn last_searcher_wakes_a_sleeper_only_for_visible_work() {
+        let sleep = Sleep::new(2, 1);
+        assert_eq!(sleep.begin_idle(0), Idle::Search);
+        assert_eq!(sleep.begin_idle(1), Idle::Registered);
+        sleep.end_search(|| false);
+        assert_eq!(sleep.counts().sleeping, 1);
+        assert_eq!(sleep.begin_idle(0), Idle::Search);
+        sleep.end_search(|| true);
+        assert_eq!(sleep.counts().sleeping, 0);
+        assert_eq!(sleep.park(1), Wake::Searching);
+    }
+}

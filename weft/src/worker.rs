@@ -1,0 +1,319 @@
+//! The worker loop: where a worker looks for its next task, how it searches other
+//! queues, and how it falls asleep. The same loop serves a worker that waits for
+//! something (`join`, a `WaitGroup`...): it runs other tasks until its condition
+//! holds, so workers that wait on queued tasks cannot deadlock the pool.
+
+use std::cell::Cell;
+use std::panic::{self, AssertUnwindSafe};
+use std::ptr;
+use std::sync::Arc;
+use std::time::Instant;
+
+use crossbeam_deque::{Steal, Worker};
+
+use crate::job::JobRef;
+use crate::registry::{JobCounters, Registry};
+use crate::sleep::{Idle, Wake};
+
+/// How often (in tasks) a worker looks at the shared queues and the oldest end
+/// of its own queue before its newest task, so that no queue starves under a
+/// constant stream of local work. Prime, so it does not beat with task patterns.
+const FAIRNESS_INTERVAL: u32 = 61;
+
+thread_local! {
+    static CURRENT: Cell<*const WorkerThread> = const { Cell::new(ptr::null()) };
+}
+
+/// A worker's private state, living on its thread's stack for the thread's life.
+pub(crate) struct WorkerThread {
+    local: Worker<JobRef>,
+    index: usize,
+    registry: Arc<Registry>,
+    tick: Cell<u32>,
+    rng: Cell<u64>,
+}
+
+/// What a search ended with.
+enum Search {
+    Found(JobRef),
+    /// The waiter's condition came true while searching.
+    Done,
+    /// Nothing found within the spin time.
+    GaveUp,
+}
+
+impl WorkerThread {
+    /// The worker running on this thread, if this thread is a worker.
+    pub(crate) fn current<'a>() -> Option<&'a WorkerThread> {
+        let worker = CURRENT.with(Cell::get);
+        // SAFETY: the pointer is set by `run` to a WorkerThread on this thread's
+        // stack and cleared before that frame ends; WorkerThread is !Send and
+        // !Sync, so references to it never leave this thread, and none outlive
+        // `run` because every caller is inside a job that `run` executes.
+        unsafe { worker.as_ref() }
+    }
+
+    pub(crate) fn index(&self) -> usize {
+        self.index
+    }
+
+    pub(crate) fn registry(&self) -> &Registry {
+        &self.registry
+    }
+
+    pub(crate) fn registry_arc(&self) -> &Arc<Registry> {
+        &self.registry
+    }
+
+    /// Whether this worker belongs to `registry`.
+    pub(crate) fn is_in(&self, registry: &Registry) -> bool {
+        ptr::eq(Arc::as_ptr(&self.registry), registry)
+    }
+
+    /// Pushes a job onto this worker's own queue, where thieves can take it.
+    pub(crate) fn push(&self, job: JobRef) {
+        JobCounters::bump(&self.registry.counters[self.index].pushed);
+        self.local.push(job);
+        self.registry.sleep.notify_work();
+    }
+
+    /// Pops the newest job of this worker's own queue.
+    pub(crate) fn pop(&self) -> Option<JobRef> {
+        self.local.pop()
+    }
+
+    /// Counts a job its owner popped back and ran inline (`join`), so the
+    /// drain check's books balance.
+    pub(crate) fn count_reclaimed(&self) {
+        JobCounters::bump(&self.registry.counters[self.index].executed);
+    }
+
+    /// Runs one job, sending a panic that escapes it to the pool's handler.
+    pub(crate) fn execute(&self, job: JobRef) {
+        // SAFETY: the job was just taken out of a queue (or popped back by its
+        // owner), so this is its only run.
+        let outcome = panic::catch_unwind(AssertUnwindSafe(|| unsafe { job.run() }));
+        if let Err(payload) = outcome {
+            self.registry.handle_panic(payload);
+        }
+        JobCounters::bump(&self.registry.counters[self.index].executed);
+    }
+
+    /// Runs tasks until `done()` holds. Used for the worker's whole life (with
+    /// "the pool terminates" as the condition) and by every wait on a worker.
+    pub(crate) fn wait_until(&self, done: &dyn Fn() -> bool) {
+        self.wait_until_deadline(done, None);
+    }
+
+    /// As [`WorkerThread::wait_until`], giving up at `deadline`. Returns whether
+    /// `done()` held.
+    pub(crate) fn wait_until_deadline(
+        &self,
+        done: &dyn Fn() -> bool,
+        deadline: Option<Instant>,
+    ) -> bool {
+        let sleep = &self.registry.sleep;
+        let expired = || deadline.is_some_and(|deadline| Instant::now() >= deadline);
+        // Whether this worker is counted in the protocol's `searching`.
+        let mut searching = false;
+        loop {
+            if done() || expired() {
+                if searching {
+                    sleep.end_search(|| self.registry.has_work_for(self.index));
+                }
+                return done();
+            }
+            if !searching {
+                if let Some(job) = self.find_own_work() {
+                    self.execute(job);
+                    continue;
+                }
+                match sleep.begin_idle(self.index) {
+                    Idle::Search => searching = true,
+                    Idle::Registered => {
+                        // Reasons of our own are checked after registering: their
+                        // setters wake us only if they see us registered.
+                        searching = self.sleep_unless(done, deadline, |this| {
+                            this.has_pinned_work()
+                        });
+                        continue;
+                    }
+                }
+            }
+            match self.search(done, deadline) {
+                Search::Found(job) => {
+                    searching = false;
+                    sleep.end_search(|| self.registry.has_work_for(self.index));
+                    self.execute(job);
+                }
+                Search::Done => continue,
+                Search::GaveUp => {
+                    searching = false;
+                    sleep.give_up_search(self.index);
+                    // Rule give-up of the protocol: one more sweep after the RMW.
+                    searching = self.sleep_unless(done, deadline, |this| {
+                        this.registry.has_work_for(this.index)
+                    });
+                }
+            }
+        }
+    }
+
+    /// Called registered as a sleeper: parks unless `done`, the deadline, the
+    /// pool's end or `has_work` says not to. Returns whether the worker is now
+    /// counted as a searcher.
+    fn sleep_unless(
+        &self,
+        done: &dyn Fn() -> bool,
+        deadline: Option<Instant>,
+        has_work: impl FnOnce(&Self) -> bool,
+    ) -> bool {
+        let sleep = &self.registry.sleep;
+        self.registry.terminate_if_drained();
+        let wake = if done()
+            || self.registry.is_terminating()
+            || deadline.is_some_and(|deadline| Instant::now() >= deadline)
+            || has_work(self)
+        {
+            sleep.cancel(self.index)
+        } else {
+            match deadline {
+                None => Some(sleep.park(self.index)),
+                Some(deadline) => sleep.park_until(self.index, deadline),
+            }
+        };
+        wake == Some(Wake::Searching)
+    }
+
+    /// Work this worker takes without searching: its own queues and the global one.
+    fn find_own_work(&self) -> Option<JobRef> {
+        let tick = self.tick.get().wrapping_add(1);
+        self.tick.set(tick);
+        if tick % FAIRNESS_INTERVAL == 0 {
+            if let Some(job) = self.take_oldest_first() {
+                return Some(job);
+            }
+        }
+        self.local
+            .pop()
+            .or_else(|| steal_from(|| self.registry.pinned[self.index].steal()))
+            .or_else(|| steal_from(|| self.registry.injector.steal_batch_and_pop(&self.local)))
+    }
+
+    /// The fairness path: pinned, global, then the oldest job of our own queue.
+    fn take_oldest_first(&self) -> Option<JobRef> {
+        steal_from(|| self.registry.pinned[self.index].steal())
+            .or_else(|| steal_from(|| self.registry.injector.steal_batch_and_pop(&self.local)))
+            .or_else(|| steal_from(|| self.registry.stealers[self.index].steal()))
+    }
+
+    fn has_pinned_work(&self) -> bool {
+        !self.registry.pinned[self.index].is_empty()
+    }
+
+    /// Sweeps every queue this worker may take from until it finds a job, `done`
+    /// holds, or the spin time passes with nothing found. A sweep that lost a
+    /// race for a job (`Steal::Retry`) does not count towards giving up: work was
+    /// there, so a thief beat us to it, and more may follow (marl's race).
+    fn search(&self, done: &dyn Fn() -> bool, deadline: Option<Instant>) -> Search {
+        let spin = self.registry.hooks.spin;
+        let started = Instant::now();
+        loop {
+            let mut contended = false;
+            if let Some(job) = self.sweep(&mut contended) {
+                return Search::Found(job);
+            }
+            if done() {
+                return Search::Done;
+            }
+            let now = Instant::now();
+            if deadline.is_some_and(|deadline| now >= deadline) {
+                return Search::Done;
+            }
+            if !contended && now.duration_since(started) >= spin {
+                return Search::GaveUp;
+            }
+            std::hint::spin_loop();
+        }
+    }
+
+    /// One pass over the pinned queue, the global queue and every other worker's
+    /// queue, starting at a random victim so thieves spread out.
+    fn sweep(&self, contended: &mut bool) -> Option<JobRef> {
+        let registry = &*self.registry;
+        let mut attempt = |steal: Steal<JobRef>| match steal {
+            Steal::Success(job) => Some(job),
+            Steal::Retry => {
+                *contended = true;
+                None
+            }
+            Steal::Empty => None,
+        };
+        if let Some(job) = attempt(registry.pinned[self.index].steal()) {
+            return Some(job);
+        }
+        if let Some(job) = attempt(registry.injector.steal_batch_and_pop(&self.local)) {
+            return Some(job);
+        }
+        let workers = registry.stealers.len();
+        let start = self.next_random() as usize % workers;
+        for offset in 0..workers {
+            let victim = (start + offset) % workers;
+            if victim == self.index {
+                continue;
+            }
+            if let Some(job) = attempt(registry.stealers[victim].steal_batch_and_pop(&self.local)) {
+                return Some(job);
+            }
+        }
+        None
+    }
+
+    /// xorshift64*: cheap, private to the worker, good enough to pick victims.
+    fn next_random(&self) -> u64 {
+        let mut x = self.rng.get();
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.rng.set(x);
+        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+}
+
+/// Retries a steal until it succeeds or finds the queue empty.
+fn steal_from(mut steal: impl FnMut() -> Steal<JobRef>) -> Option<JobRef> {
+    loop {
+        match steal() {
+            Steal::Success(job) => return Some(job),
+            Steal::Empty => return None,
+            Steal::Retry => std::hint::spin_loop(),
+        }
+    }
+}
+
+/// The body of a worker thread.
+pub(crate) fn run(registry: Arc<Registry>, index: usize, local: Worker<JobRef>) {
+    let worker = WorkerThread {
+        local,
+        index,
+        registry,
+        tick: Cell::new(0),
+        rng: Cell::new(0x9E37_79B9_7F4A_7C15 ^ (index as u64 + 1).wrapping_mul(0xBF58_476D_1CE4_E5B9)),
+    };
+    CURRENT.with(|current| current.set(&worker));
+    let registry = &*worker.registry;
+    run_hook(registry, registry.hooks.on_thread_start.as_deref(), index);
+    worker.wait_until(&|| registry.is_terminating());
+    run_hook(registry, registry.hooks.on_thread_stop.as_deref(), index);
+    CURRENT.with(|current| current.set(ptr::null()));
+}
+
+/// Runs a start/stop hook; a panic in it goes to the panic handler rather than
+/// killing the worker (a dead worker would strand its pinned tasks).
+fn run_hook(registry: &Registry, hook: Option<&(dyn Fn(usize) + Send + Sync)>, index: usize) {
+    if let Some(hook) = hook {
+        if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(|| hook(index))) {
+            registry.handle_panic(payload);
+        }
+    }
+}
