@@ -48,7 +48,10 @@ impl fmt::Display for BuildError {
         match self {
             BuildError::ZeroWorkers => write!(f, "a pool needs at least one worker"),
             BuildError::TooManyWorkers { requested, max } => {
-                write!(f, "{requested} workers requested; weft supports at most {max}")
+                write!(
+                    f,
+                    "{requested} workers requested; weft supports at most {max}"
+                )
             }
             BuildError::InvalidWorkersEnv(value) => {
                 write!(f, "{WORKERS_ENV}={value:?} is not a number of workers")

@@ -50,9 +50,9 @@
 
 #![warn(missing_debug_implementations, unsafe_op_in_unsafe_fn)]
 
-mod facade;
 #[cfg(not(loom))]
 mod builder;
+mod facade;
 #[cfg(not(loom))]
 mod global;
 #[cfg(not(loom))]
@@ -68,6 +68,8 @@ mod registry;
 #[cfg(not(loom))]
 mod scope;
 pub(crate) mod sleep;
+#[cfg(not(loom))]
+mod stats;
 #[cfg(not(loom))]
 mod sync;
 #[cfg(not(loom))]
@@ -88,6 +90,8 @@ pub use crate::join::join;
 pub use crate::pool::{Handle, Pool, SpawnError};
 #[cfg(not(loom))]
 pub use crate::scope::{scope, Scope};
+#[cfg(not(loom))]
+pub use crate::stats::{Stats, WorkerStats};
 #[cfg(not(loom))]
 pub use crate::sync::{Condvar, Event, EventMode, Ticket, TicketQueue, WaitGroup};
 #[cfg(not(loom))]

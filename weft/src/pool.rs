@@ -10,6 +10,7 @@ use crate::job::{HeapJob, StackJob};
 use crate::latch::{CountLatch, Latch, OwnerLatch};
 use crate::registry::Registry;
 use crate::scope::Scope;
+use crate::stats::Stats;
 use crate::task::{self, JoinHandle};
 use crate::worker::WorkerThread;
 
@@ -164,6 +165,12 @@ impl Pool {
         R: Send,
     {
         broadcast(&self.registry, &op)
+    }
+
+    /// A snapshot of what the workers did so far: tasks run and stolen, parks,
+    /// wake-ups, time searching and parked. See [`Stats`].
+    pub fn stats(&self) -> Stats {
+        self.registry.stats()
     }
 
     /// A cloneable handle for giving this pool tasks from anywhere.
@@ -323,8 +330,10 @@ where
                 // the latch go away, and each job writes only its own slot.
                 unsafe {
                     let op = &*op_ptr.get();
-                    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| op(index)));
-                    *(results_ptr.get() as *mut Option<std::thread::Result<R>>).add(index) = Some(result);
+                    let result =
+                        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| op(index)));
+                    *(results_ptr.get() as *mut Option<std::thread::Result<R>>).add(index) =
+                        Some(result);
                     CountLatch::set(latch_ptr.get());
                 }
             };

@@ -10,6 +10,7 @@ use crossbeam_utils::CachePadded;
 
 use crate::job::JobRef;
 use crate::sleep::Sleep;
+use crate::stats::{Stats, WorkerCounters};
 
 pub(crate) type PanicHandler = Box<dyn Fn(Box<dyn Any + Send>) + Send + Sync>;
 pub(crate) type ThreadHook = Box<dyn Fn(usize) + Send + Sync>;
@@ -45,6 +46,7 @@ pub(crate) struct Registry {
     pub(crate) pinned: Box<[Injector<JobRef>]>,
     pub(crate) sleep: Sleep,
     pub(crate) counters: Box<[CachePadded<JobCounters>]>,
+    pub(crate) stats: Box<[CachePadded<WorkerCounters>]>,
     /// Jobs pushed from threads outside the pool, and those refused after closing.
     external_pushed: CachePadded<AtomicU64>,
     external_refused: AtomicU64,
@@ -66,6 +68,7 @@ impl Registry {
             pinned: (0..workers).map(|_| Injector::new()).collect(),
             sleep: Sleep::new(workers, max_searching),
             counters: (0..workers).map(|_| CachePadded::default()).collect(),
+            stats: (0..workers).map(|_| CachePadded::default()).collect(),
             external_pushed: CachePadded::new(AtomicU64::new(0)),
             external_refused: AtomicU64::new(0),
             closed: AtomicBool::new(false),
@@ -165,6 +168,20 @@ impl Registry {
         !self.injector.is_empty()
             || !self.pinned[index].is_empty()
             || self.stealers.iter().any(|stealer| !stealer.is_empty())
+    }
+
+    pub(crate) fn stats(&self) -> Stats {
+        let counts = self.sleep.counts();
+        Stats {
+            workers: self
+                .stats
+                .iter()
+                .zip(self.counters.iter())
+                .map(|(stats, jobs)| stats.snapshot(jobs.executed.load(Ordering::Relaxed)))
+                .collect(),
+            searching_now: counts.searching as usize,
+            sleeping_now: counts.sleeping as usize,
+        }
     }
 
     pub(crate) fn handle_panic(&self, payload: Box<dyn Any + Send>) {

@@ -117,7 +117,10 @@ impl<'scope> Scope<'scope> {
     }
 
     fn record_panic(&self, payload: Box<dyn Any + Send>) {
-        let mut first = self.panic.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut first = self
+            .panic
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
         if first.is_none() {
             *first = Some(payload);
         }

@@ -52,8 +52,11 @@
 //! 3. **Bounded spinning.** A worker may start searching on its own only while
 //!    `searching < max_searching` ([`Sleep::begin_idle`] decides and registers in one
 //!    step). Woken workers search beyond the bound, but each was woken for a task it
-//!    is counted on, so `unclaimed <= max_searching` always holds. Searchers give up
-//!    after the spin time (the caller's loop) and only searchers sweep other queues.
+//!    is counted on, so `unclaimed <= max_searching` always holds, and a woken worker
+//!    whose first sweep finds nothing parks again at once while the bound is exceeded
+//!    ([`Sleep::too_many_searching`]). So at most `max_searching` workers spin past
+//!    one sweep. Searchers give up after the spin time (the caller's loop) and only
+//!    searchers sweep other queues.
 //!
 //! 4. **Idle is parked.** A sleeper blocks on its slot's condition variable with no
 //!    timeout; only a delivered [`Wake`] ends it. Nothing in the protocol ticks.
@@ -99,7 +102,10 @@ impl Counts {
     /// The counts after one searcher stops: claims beyond the remaining searchers
     /// are dropped, since a claim can only be honoured by a searcher that exists.
     fn one_searcher_fewer(mut self) -> Counts {
-        debug_assert!(self.searching > 0, "a searcher stopped that was not counted");
+        debug_assert!(
+            self.searching > 0,
+            "a searcher stopped that was not counted"
+        );
         self.searching -= 1;
         self.unclaimed = self.unclaimed.min(self.searching);
         self
@@ -143,7 +149,10 @@ pub(crate) struct Sleep {
 
 impl Sleep {
     pub(crate) fn new(workers: usize, max_searching: usize) -> Sleep {
-        assert!(workers <= MAX_WORKERS, "too many workers for the sleep counters");
+        assert!(
+            workers <= MAX_WORKERS,
+            "too many workers for the sleep counters"
+        );
         let slots = (0..workers)
             .map(|_| {
                 CachePadded::new(Slot {
@@ -164,6 +173,14 @@ impl Sleep {
     /// A snapshot of the counters (for tests and stats; racy by nature).
     pub(crate) fn counts(&self) -> Counts {
         Counts::unpack(self.state.load(Ordering::SeqCst))
+    }
+
+    /// Whether more workers search than may do so on their own: a woken
+    /// worker whose first sweep found nothing then stops instead of spinning.
+    pub(crate) fn too_many_searching(&self) -> bool {
+        // Relaxed: a heuristic read; a stale value only costs one more sweep or
+        // one earlier park, and parking goes through the full protocol.
+        Counts::unpack(self.state.load(Ordering::Relaxed)).searching > self.max_searching
     }
 
     /// Called after a task was made visible in any queue others can take from.
@@ -204,10 +221,8 @@ impl Sleep {
         };
         // sleeping >= 1 because the list was not empty, so the wrapping add moves
         // one count from `sleeping` to `searching` without borrowing across fields.
-        self.state.fetch_add(
-            SEARCHING_ONE.wrapping_sub(SLEEPING_ONE),
-            Ordering::SeqCst,
-        );
+        self.state
+            .fetch_add(SEARCHING_ONE.wrapping_sub(SLEEPING_ONE), Ordering::SeqCst);
         // Relaxed: every reader that acts on `registered` re-reads it under the lock.
         self.slots[index].registered.store(false, Ordering::Relaxed);
         drop(sleepers);
@@ -304,7 +319,10 @@ impl Sleep {
     }
 
     fn register_locked(&self, sleepers: &mut Vec<usize>, index: usize) {
-        debug_assert!(!sleepers.contains(&index), "worker {index} registered twice");
+        debug_assert!(
+            !sleepers.contains(&index),
+            "worker {index} registered twice"
+        );
         sleepers.push(index);
         // Relaxed: published by the sleepers unlock for locked readers, and by the
         // caller's SeqCst fence for `wake_worker`'s unlocked fast path.
@@ -441,7 +459,10 @@ mod tests {
         assert_eq!(sleep.begin_idle(2), Idle::Registered);
         assert_eq!(sleep.begin_idle(3), Idle::Registered);
         let counts = sleep.counts();
-        assert_eq!((counts.searching, counts.unclaimed, counts.sleeping), (2, 2, 2));
+        assert_eq!(
+            (counts.searching, counts.unclaimed, counts.sleeping),
+            (2, 2, 2)
+        );
     }
 
     #[test]
@@ -450,12 +471,21 @@ mod tests {
         assert_eq!(sleep.begin_idle(0), Idle::Search);
         assert_eq!(sleep.begin_idle(1), Idle::Registered);
         assert_eq!(sleep.begin_idle(2), Idle::Registered);
-        assert!(!sleep.notify_work(), "the unclaimed searcher covers the first task");
+        assert!(
+            !sleep.notify_work(),
+            "the unclaimed searcher covers the first task"
+        );
         assert!(sleep.notify_work(), "the second task wakes a sleeper");
-        assert!(sleep.notify_work(), "the third task wakes the other sleeper");
+        assert!(
+            sleep.notify_work(),
+            "the third task wakes the other sleeper"
+        );
         assert!(!sleep.notify_work(), "nobody left to wake");
         let counts = sleep.counts();
-        assert_eq!((counts.searching, counts.unclaimed, counts.sleeping), (3, 0, 0));
+        assert_eq!(
+            (counts.searching, counts.unclaimed, counts.sleeping),
+            (3, 0, 0)
+        );
         assert_eq!(sleep.park(1), Wake::Searching);
         assert_eq!(sleep.park(2), Wake::Searching);
     }

@@ -97,7 +97,9 @@ impl<T> Packet<T> {
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// The result of a task started with [`Pool::spawn_with_handle`](crate::Pool::spawn_with_handle).

@@ -14,6 +14,7 @@ use crossbeam_deque::{Steal, Worker};
 use crate::job::JobRef;
 use crate::registry::{JobCounters, Registry};
 use crate::sleep::{Idle, Wake};
+use crate::stats::WorkerCounters;
 
 /// How often (in tasks) a worker looks at the shared queues and the oldest end
 /// of its own queue before its newest task, so that no queue starves under a
@@ -55,10 +56,6 @@ impl WorkerThread {
 
     pub(crate) fn index(&self) -> usize {
         self.index
-    }
-
-    pub(crate) fn registry(&self) -> &Registry {
-        &self.registry
     }
 
     pub(crate) fn registry_arc(&self) -> &Arc<Registry> {
@@ -116,6 +113,8 @@ impl WorkerThread {
         let expired = || deadline.is_some_and(|deadline| Instant::now() >= deadline);
         // Whether this worker is counted in the protocol's `searching`.
         let mut searching = false;
+        // Whether it was woken for a task it has not found yet (for the stats).
+        let mut woken_for_work = false;
         loop {
             if done() || expired() {
                 if searching {
@@ -133,27 +132,31 @@ impl WorkerThread {
                     Idle::Registered => {
                         // Reasons of our own are checked after registering: their
                         // setters wake us only if they see us registered.
-                        searching = self.sleep_unless(done, deadline, |this| {
-                            this.has_pinned_work()
-                        });
+                        searching =
+                            self.sleep_unless(done, deadline, |this| this.has_pinned_work());
+                        woken_for_work = searching;
                         continue;
                     }
                 }
             }
-            match self.search(done, deadline) {
+            match self.search(done, deadline, woken_for_work) {
                 Search::Found(job) => {
                     searching = false;
+                    woken_for_work = false;
                     sleep.end_search(|| self.registry.has_work_for(self.index));
                     self.execute(job);
                 }
                 Search::Done => continue,
                 Search::GaveUp => {
-                    searching = false;
+                    if woken_for_work {
+                        WorkerCounters::add(&self.stats().wakeups_without_work, 1);
+                    }
                     sleep.give_up_search(self.index);
                     // Rule give-up of the protocol: one more sweep after the RMW.
                     searching = self.sleep_unless(done, deadline, |this| {
                         this.registry.has_work_for(this.index)
                     });
+                    woken_for_work = searching;
                 }
             }
         }
@@ -177,11 +180,19 @@ impl WorkerThread {
         {
             sleep.cancel(self.index)
         } else {
-            match deadline {
+            let stats = self.stats();
+            WorkerCounters::add(&stats.parks, 1);
+            let parked_at = Instant::now();
+            let wake = match deadline {
                 None => Some(sleep.park(self.index)),
                 Some(deadline) => sleep.park_until(self.index, deadline),
-            }
+            };
+            WorkerCounters::add(&stats.parked_ns, elapsed_ns(parked_at));
+            wake
         };
+        if wake == Some(Wake::Searching) {
+            WorkerCounters::add(&self.stats().wakeups, 1);
+        }
         wake == Some(Wake::Searching)
     }
 
@@ -215,9 +226,22 @@ impl WorkerThread {
     /// holds, or the spin time passes with nothing found. A sweep that lost a
     /// race for a job (`Steal::Retry`) does not count towards giving up: work was
     /// there, so a thief beat us to it, and more may follow (marl's race).
-    fn search(&self, done: &dyn Fn() -> bool, deadline: Option<Instant>) -> Search {
-        let spin = self.registry.hooks.spin;
+    fn search(&self, done: &dyn Fn() -> bool, deadline: Option<Instant>, woken: bool) -> Search {
         let started = Instant::now();
+        let outcome = self.search_from(started, done, deadline, woken);
+        WorkerCounters::add(&self.stats().searching_ns, elapsed_ns(started));
+        outcome
+    }
+
+    fn search_from(
+        &self,
+        started: Instant,
+        done: &dyn Fn() -> bool,
+        deadline: Option<Instant>,
+        woken: bool,
+    ) -> Search {
+        let spin = self.registry.hooks.spin;
+        let mut first_sweep = true;
         loop {
             let mut contended = false;
             if let Some(job) = self.sweep(&mut contended) {
@@ -233,8 +257,18 @@ impl WorkerThread {
             if !contended && now.duration_since(started) >= spin {
                 return Search::GaveUp;
             }
+            // A worker woken for a task that someone else took spins on only
+            // within the bound on searchers (invariant 3 of the protocol).
+            if woken && first_sweep && self.registry.sleep.too_many_searching() {
+                return Search::GaveUp;
+            }
+            first_sweep = false;
             std::hint::spin_loop();
         }
+    }
+
+    fn stats(&self) -> &WorkerCounters {
+        &self.registry.stats[self.index]
     }
 
     /// One pass over the pinned queue, the global queue and every other worker's
@@ -257,16 +291,24 @@ impl WorkerThread {
         }
         let workers = registry.stealers.len();
         let start = self.next_random() as usize % workers;
+        let mut failed = 0;
+        let mut found = None;
         for offset in 0..workers {
             let victim = (start + offset) % workers;
             if victim == self.index {
                 continue;
             }
-            if let Some(job) = attempt(registry.stealers[victim].steal_batch_and_pop(&self.local)) {
-                return Some(job);
+            found = attempt(registry.stealers[victim].steal_batch_and_pop(&self.local));
+            if found.is_some() {
+                WorkerCounters::add(&self.stats().stolen, 1);
+                break;
             }
+            failed += 1;
         }
-        None
+        if failed > 0 {
+            WorkerCounters::add(&self.stats().failed_steals, failed);
+        }
+        found
     }
 
     /// xorshift64*: cheap, private to the worker, good enough to pick victims.
@@ -278,6 +320,10 @@ impl WorkerThread {
         self.rng.set(x);
         x.wrapping_mul(0x2545_F491_4F6C_DD1D)
     }
+}
+
+fn elapsed_ns(since: Instant) -> u64 {
+    u64::try_from(since.elapsed().as_nanos()).unwrap_or(u64::MAX)
 }
 
 /// Retries a steal until it succeeds or finds the queue empty.
@@ -298,7 +344,9 @@ pub(crate) fn run(registry: Arc<Registry>, index: usize, local: Worker<JobRef>) 
         index,
         registry,
         tick: Cell::new(0),
-        rng: Cell::new(0x9E37_79B9_7F4A_7C15 ^ (index as u64 + 1).wrapping_mul(0xBF58_476D_1CE4_E5B9)),
+        rng: Cell::new(
+            0x9E37_79B9_7F4A_7C15 ^ (index as u64 + 1).wrapping_mul(0xBF58_476D_1CE4_E5B9),
+        ),
     };
     CURRENT.with(|current| current.set(&worker));
     let registry = &*worker.registry;

@@ -1,0 +1,199 @@
+//! Model checks of the wake/park protocol with `loom` (run with
+//! `RUSTFLAGS="--cfg loom" cargo test -p weft --lib --release`).
+//!
+//! The queues are modelled by one counter of available tasks: the protocol only
+//! needs "push makes a task visible, then notify" and "take or see empty". A
+//! lost wake-up shows up as every thread blocked with a task still queued,
+//! which loom reports as a deadlock; a task run twice or never fails the
+//! final count.
+
+use loom::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use loom::sync::Arc;
+use loom::thread;
+
+use crate::sleep::{Idle, Sleep, Wake};
+
+struct Model {
+    sleep: Sleep,
+    queued: AtomicUsize,
+    executed: AtomicUsize,
+    /// Tasks that, when run, push one more task (a local push from a worker).
+    spawning: AtomicUsize,
+    total: usize,
+    stop: AtomicBool,
+}
+
+impl Model {
+    fn new(workers: usize, total: usize, spawning: usize) -> Arc<Model> {
+        Arc::new(Model {
+            sleep: Sleep::new(workers, (workers / 2).max(1)),
+            queued: AtomicUsize::new(0),
+            executed: AtomicUsize::new(0),
+            spawning: AtomicUsize::new(spawning),
+            total,
+            stop: AtomicBool::new(false),
+        })
+    }
+
+    fn push(&self) {
+        self.queued.fetch_add(1, Ordering::SeqCst);
+        self.sleep.notify_work();
+    }
+
+    fn take(&self) -> bool {
+        let mut queued = self.queued.load(Ordering::SeqCst);
+        while queued > 0 {
+            match self.queued.compare_exchange(
+                queued,
+                queued - 1,
+                Ordering::SeqCst,
+                Ordering::SeqCst,
+            ) {
+                Ok(_) => return true,
+                Err(actual) => queued = actual,
+            }
+        }
+        false
+    }
+
+    fn has_work(&self) -> bool {
+        self.queued.load(Ordering::SeqCst) > 0
+    }
+
+    fn run_task(&self) {
+        if self
+            .spawning
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+            .is_ok()
+        {
+            self.push();
+        }
+        if self.executed.fetch_add(1, Ordering::SeqCst) + 1 == self.total {
+            self.stop.store(true, Ordering::SeqCst);
+            self.sleep.wake_all();
+        }
+    }
+
+    /// The worker loop of `worker.rs`, with a spin time of one sweep.
+    fn worker(&self, index: usize) {
+        let mut searching = false;
+        loop {
+            if self.stop.load(Ordering::SeqCst) {
+                if searching {
+                    self.sleep.end_search(|| self.has_work());
+                }
+                return;
+            }
+            if !searching {
+                if self.take() {
+                    self.run_task();
+                    continue;
+                }
+                match self.sleep.begin_idle(index) {
+                    Idle::Search => searching = true,
+                    Idle::Registered => {
+                        searching = self.sleep_unless(index, false);
+                        continue;
+                    }
+                }
+            }
+            if self.take() {
+                searching = false;
+                self.sleep.end_search(|| self.has_work());
+                self.run_task();
+                continue;
+            }
+            self.sleep.give_up_search(index);
+            searching = self.sleep_unless(index, true);
+        }
+    }
+
+    fn sleep_unless(&self, index: usize, recheck_queues: bool) -> bool {
+        let wake = if self.stop.load(Ordering::SeqCst) || (recheck_queues && self.has_work()) {
+            self.sleep.cancel(index)
+        } else {
+            Some(self.sleep.park(index))
+        };
+        wake == Some(Wake::Searching)
+    }
+}
+
+fn run_model(workers: usize, external_pushes: usize, spawning: usize) {
+    let total = external_pushes + spawning;
+    let model = Model::new(workers, total, spawning);
+    let threads: Vec<_> = (0..workers)
+        .map(|index| {
+            let model = Arc::clone(&model);
+            thread::spawn(move || model.worker(index))
+        })
+        .collect();
+    for _ in 0..external_pushes {
+        model.push();
+    }
+    for thread in threads {
+        thread.join().unwrap();
+    }
+    assert_eq!(model.executed.load(Ordering::SeqCst), total);
+    assert_eq!(model.queued.load(Ordering::SeqCst), 0);
+    assert_eq!(model.sleep.counts().sleeping, 0);
+}
+
+#[test]
+fn one_worker_one_external_push() {
+    loom::model(|| run_model(1, 1, 0));
+}
+
+#[test]
+fn two_workers_two_external_pushes() {
+    loom::model(|| run_model(2, 2, 0));
+}
+
+#[test]
+fn two_workers_local_push_from_a_running_task() {
+    // The first task, pushed from outside, pushes the second from its worker:
+    // the other worker may be searching, parking or parked at that moment.
+    loom::model(|| run_model(2, 1, 1));
+}
+
+#[test]
+fn three_workers_one_push_bounded_searchers() {
+    // One searcher allowed for three workers: the other two park directly.
+    loom::model(|| run_model(3, 1, 0));
+}
+
+#[test]
+fn a_waiter_woken_by_its_own_reason_is_never_lost() {
+    // A worker waits for a flag (as `join` waits for a stolen job's latch); a
+    // plain thread sets it and wakes the worker.
+    loom::model(|| {
+        let sleep = Arc::new(Sleep::new(1, 1));
+        let flag = Arc::new(AtomicBool::new(false));
+        let waiter = {
+            let (sleep, flag) = (Arc::clone(&sleep), Arc::clone(&flag));
+            thread::spawn(move || {
+                let mut searching = false;
+                while !flag.load(Ordering::Acquire) {
+                    if searching {
+                        sleep.give_up_search(0);
+                    } else if sleep.begin_idle(0) == Idle::Search {
+                        searching = true;
+                        continue;
+                    }
+                    let wake = if flag.load(Ordering::Acquire) {
+                        sleep.cancel(0)
+                    } else {
+                        Some(sleep.park(0))
+                    };
+                    searching = wake == Some(Wake::Searching);
+                }
+                if searching {
+                    sleep.end_search(|| false);
+                }
+            })
+        };
+        flag.store(true, Ordering::Release);
+        sleep.wake_worker(0);
+        waiter.join().unwrap();
+        assert_eq!(sleep.counts().sleeping, 0);
+    });
+}

@@ -1,0 +1,150 @@
+//! Counters of what the scheduler did, per worker: always on, and cheap enough
+//! not to show in the benchmarks. Each worker writes only its own counters
+//! (plain load-then-store, no read-modify-write), readers take a snapshot.
+
+use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+/// A worker's live counters.
+#[derive(Default)]
+pub(crate) struct WorkerCounters {
+    pub(crate) stolen: AtomicU64,
+    pub(crate) failed_steals: AtomicU64,
+    pub(crate) parks: AtomicU64,
+    pub(crate) wakeups: AtomicU64,
+    pub(crate) wakeups_without_work: AtomicU64,
+    pub(crate) searching_ns: AtomicU64,
+    pub(crate) parked_ns: AtomicU64,
+}
+
+impl WorkerCounters {
+    /// Adds to a counter only its owner writes. Relaxed: the counters are
+    /// statistics; no decision depends on them.
+    pub(crate) fn add(counter: &AtomicU64, amount: u64) {
+        counter.store(counter.load(Ordering::Relaxed) + amount, Ordering::Relaxed);
+    }
+
+    pub(crate) fn snapshot(&self, tasks_run: u64) -> WorkerStats {
+        let read = |counter: &AtomicU64| counter.load(Ordering::Relaxed);
+        WorkerStats {
+            tasks_run,
+            tasks_stolen: read(&self.stolen),
+            failed_steals: read(&self.failed_steals),
+            parks: read(&self.parks),
+            wakeups: read(&self.wakeups),
+            wakeups_without_work: read(&self.wakeups_without_work),
+            searching: Duration::from_nanos(read(&self.searching_ns)),
+            parked: Duration::from_nanos(read(&self.parked_ns)),
+        }
+    }
+}
+
+/// What one worker did since the pool started.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct WorkerStats {
+    /// Tasks this worker ran (including `join` halves it ran itself).
+    pub tasks_run: u64,
+    /// Tasks it took from another worker's queue.
+    pub tasks_stolen: u64,
+    /// Attempts to steal from another worker's queue that got nothing.
+    pub failed_steals: u64,
+    /// Times it parked.
+    pub parks: u64,
+    /// Times it was woken to look for a new task.
+    pub wakeups: u64,
+    /// Of those, wake-ups after which it found no task before parking again.
+    pub wakeups_without_work: u64,
+    /// Time spent searching other queues.
+    pub searching: Duration,
+    /// Time spent parked.
+    pub parked: Duration,
+}
+
+impl WorkerStats {
+    fn add(&mut self, other: &WorkerStats) {
+        self.tasks_run += other.tasks_run;
+        self.tasks_stolen += other.tasks_stolen;
+        self.failed_steals += other.failed_steals;
+        self.parks += other.parks;
+        self.wakeups += other.wakeups;
+        self.wakeups_without_work += other.wakeups_without_work;
+        self.searching += other.searching;
+        self.parked += other.parked;
+    }
+}
+
+/// A snapshot of a pool's counters, from [`Pool::stats`](crate::Pool::stats).
+///
+/// ```
+/// let pool = weft::Pool::builder().workers(2).build().unwrap();
+/// pool.install(|| ());
+/// let stats = pool.stats();
+/// assert_eq!(stats.workers.len(), 2);
+/// assert!(stats.total().tasks_run >= 1);
+/// println!("{stats}");
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Stats {
+    /// One entry per worker, in worker order.
+    pub workers: Vec<WorkerStats>,
+    /// Workers searching when the snapshot was taken.
+    pub searching_now: usize,
+    /// Workers parked (or about to park) when the snapshot was taken.
+    pub sleeping_now: usize,
+}
+
+impl Stats {
+    /// The sum over all workers.
+    pub fn total(&self) -> WorkerStats {
+        let mut total = WorkerStats::default();
+        for worker in &self.workers {
+            total.add(worker);
+        }
+        total
+    }
+}
+
+impl fmt::Display for Stats {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "{:>6} {:>10} {:>8} {:>10} {:>7} {:>8} {:>10} {:>11} {:>11}",
+            "worker",
+            "tasks",
+            "stolen",
+            "failed",
+            "parks",
+            "wakeups",
+            "idle-wake",
+            "searching",
+            "parked"
+        )?;
+        let row = |f: &mut fmt::Formatter<'_>, label: &str, w: &WorkerStats| {
+            writeln!(
+                f,
+                "{:>6} {:>10} {:>8} {:>10} {:>7} {:>8} {:>10} {:>11} {:>11}",
+                label,
+                w.tasks_run,
+                w.tasks_stolen,
+                w.failed_steals,
+                w.parks,
+                w.wakeups,
+                w.wakeups_without_work,
+                format!("{:.1?}", w.searching),
+                format!("{:.1?}", w.parked),
+            )
+        };
+        for (index, worker) in self.workers.iter().enumerate() {
+            row(f, &index.to_string(), worker)?;
+        }
+        row(f, "total", &self.total())?;
+        write!(
+            f,
+            "now: {} searching, {} parked",
+            self.searching_now, self.sleeping_now
+        )
+    }
+}
