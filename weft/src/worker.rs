@@ -205,10 +205,19 @@ impl WorkerThread {
                 return Some(job);
             }
         }
-        self.local
-            .pop()
-            .or_else(|| steal_from(|| self.registry.pinned[self.index].steal()))
-            .or_else(|| steal_from(|| self.registry.injector.steal_batch_and_pop(&self.local)))
+        if let Some(job) = self.local.pop() {
+            return Some(job);
+        }
+        let registry = &*self.registry;
+        if !registry.pinned[self.index].is_empty() {
+            if let Some(job) = steal_from(|| registry.pinned[self.index].steal()) {
+                return Some(job);
+            }
+        }
+        if registry.injector.is_empty() {
+            return None;
+        }
+        steal_from(|| registry.injector.steal_batch_and_pop(&self.local))
     }
 
     /// The fairness path: pinned, global, then the oldest job of our own queue.
@@ -275,6 +284,9 @@ impl WorkerThread {
     /// queue, starting at a random victim so thieves spread out.
     fn sweep(&self, contended: &mut bool) -> Option<JobRef> {
         let registry = &*self.registry;
+        // Emptiness is checked before each steal: a steal from a worker's queue
+        // pins crossbeam's epoch, which costs far more than two loads, and with
+        // many workers most queues a searcher passes are empty.
         let mut attempt = |steal: Steal<JobRef>| match steal {
             Steal::Success(job) => Some(job),
             Steal::Retry => {
@@ -283,11 +295,16 @@ impl WorkerThread {
             }
             Steal::Empty => None,
         };
-        if let Some(job) = attempt(registry.pinned[self.index].steal()) {
-            return Some(job);
+        let pinned = &registry.pinned[self.index];
+        if !pinned.is_empty() {
+            if let Some(job) = attempt(pinned.steal()) {
+                return Some(job);
+            }
         }
-        if let Some(job) = attempt(registry.injector.steal_batch_and_pop(&self.local)) {
-            return Some(job);
+        if !registry.injector.is_empty() {
+            if let Some(job) = attempt(registry.injector.steal_batch_and_pop(&self.local)) {
+                return Some(job);
+            }
         }
         let workers = registry.stealers.len();
         let start = self.next_random() as usize % workers;
@@ -295,10 +312,11 @@ impl WorkerThread {
         let mut found = None;
         for offset in 0..workers {
             let victim = (start + offset) % workers;
-            if victim == self.index {
+            let stealer = &registry.stealers[victim];
+            if victim == self.index || stealer.is_empty() {
                 continue;
             }
-            found = attempt(registry.stealers[victim].steal_batch_and_pop(&self.local));
+            found = attempt(stealer.steal_batch_and_pop(&self.local));
             if found.is_some() {
                 WorkerCounters::add(&self.stats().stolen, 1);
                 break;

@@ -227,7 +227,9 @@ fn thread_hooks_and_names_apply_to_every_worker() {
     let names = pool.broadcast(|_| std::thread::current().name().map(str::to_owned));
     assert_eq!(
         names,
-        (0..3).map(|i| Some(format!("named-{i}"))).collect::<Vec<_>>()
+        (0..3)
+            .map(|i| Some(format!("named-{i}")))
+            .collect::<Vec<_>>()
     );
     drop(pool);
     assert_eq!(started.load(Ordering::SeqCst), 3);
@@ -265,7 +267,11 @@ fn build_global_twice_is_an_error() {
 
 #[test]
 fn pinned_workers_still_run_tasks() {
-    let pool = Pool::builder().workers(2).pin_workers(true).build().unwrap();
+    let pool = Pool::builder()
+        .workers(2)
+        .pin_workers(true)
+        .build()
+        .unwrap();
     assert_eq!(pool.install(|| 40 + 2), 42);
 }
 

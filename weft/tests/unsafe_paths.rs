@@ -1,0 +1,113 @@
+//! Small runs through every path that uses `unsafe` (stack jobs, heap jobs,
+//! latches, scoped borrows, broadcast slots, the worker pointer), sized for
+//! Miri: `cargo +nightly miri test -p weft --test unsafe_paths`.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+fn pool(workers: usize) -> weft::Pool {
+    weft::Pool::builder().workers(workers).build().unwrap()
+}
+
+#[test]
+fn join_runs_stack_jobs_inline_and_stolen() {
+    let pool = pool(2);
+    fn tree(depth: u32) -> u32 {
+        if depth == 0 {
+            return 1;
+        }
+        let (a, b) = weft::join(|| tree(depth - 1), || tree(depth - 1));
+        a + b
+    }
+    assert_eq!(pool.install(|| tree(5)), 32);
+}
+
+#[test]
+fn join_with_a_panicking_side_frees_nothing_early() {
+    let pool = pool(2);
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        pool.join(|| panic!("left"), || vec![1, 2, 3].len())
+    }));
+    assert!(result.is_err());
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        pool.join(|| vec![1].len(), || panic!("right"))
+    }));
+    assert!(result.is_err());
+}
+
+#[test]
+fn scope_tasks_borrow_the_stack() {
+    let pool = pool(2);
+    let mut values = [0u32; 8];
+    let total = AtomicUsize::new(0);
+    pool.scope(|s| {
+        for (i, value) in values.iter_mut().enumerate() {
+            let total = &total;
+            s.spawn(move |_| {
+                *value = i as u32 * 2;
+                total.fetch_add(1, Ordering::Relaxed);
+            });
+        }
+    });
+    assert_eq!(values, [0, 2, 4, 6, 8, 10, 12, 14]);
+    assert_eq!(total.into_inner(), 8);
+}
+
+#[test]
+fn install_from_outside_and_from_another_pool() {
+    let first = pool(1);
+    let second = pool(1);
+    let text = String::from("borrowed");
+    assert_eq!(first.install(|| text.len()), 8);
+    assert_eq!(first.install(|| second.install(|| text.len() + 1)), 9);
+}
+
+#[test]
+fn broadcast_fills_every_slot() {
+    let pool = pool(3);
+    let name = String::from("w");
+    assert_eq!(
+        pool.broadcast(|i| format!("{name}{i}")),
+        vec!["w0", "w1", "w2"]
+    );
+}
+
+#[test]
+fn spawned_heap_jobs_run_and_free() {
+    let pool = pool(2);
+    let handles: Vec<_> = (0..8)
+        .map(|i| pool.spawn_with_handle(move || vec![i; 4].iter().sum::<i32>()))
+        .collect();
+    let sums: Vec<_> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+    assert_eq!(sums, (0..8).map(|i| i * 4).collect::<Vec<_>>());
+    let wg = weft::WaitGroup::new();
+    wg.add(4);
+    for _ in 0..4 {
+        let wg = wg.clone();
+        pool.spawn(move || {
+            wg.done();
+        });
+    }
+    wg.wait();
+}
+
+#[test]
+fn every_closure_is_dropped_once_run() {
+    // Miri runs with -Zmiri-ignore-leaks (crossbeam-epoch keeps deferred garbage
+    // in its global collector), so our own leaks are counted here instead.
+    let witness = std::sync::Arc::new(());
+    let pool = pool(2);
+    for _ in 0..16 {
+        let witness = std::sync::Arc::clone(&witness);
+        pool.spawn(move || drop(witness));
+    }
+    let witness_in_scope = std::sync::Arc::clone(&witness);
+    pool.scope(|s| {
+        for _ in 0..4 {
+            let witness = std::sync::Arc::clone(&witness_in_scope);
+            s.spawn(move |_| drop(witness));
+        }
+    });
+    drop(witness_in_scope);
+    drop(pool);
+    assert_eq!(std::sync::Arc::strong_count(&witness), 1);
+}
