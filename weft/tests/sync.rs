@@ -432,6 +432,10 @@ fn auto_event_stress_on_64_workers() {
                 wg.done();
             });
         }
+        // An auto event holds one signal, not a count: signals sent while
+        // nobody waits would merge, so every wait is registered first (the
+        // waiting workers run the queued waiter tasks on top of each other).
+        eventually("every waiter registered", || waiters(&event) == WAITS);
         let signallers: Vec<_> = (0..4)
             .map(|_| {
                 let event = event.clone();

@@ -1,0 +1,242 @@
+//! [`Event`] and [`EventMode`]: a signalled/unsignalled flag that threads wait
+//! on, auto-reset or manual-reset, and [`Event::any`] to wait on several.
+
+use std::fmt;
+use std::sync::{Arc, Mutex, Weak};
+use std::time::{Duration, Instant};
+
+use super::waiters::{block_on, lock, WaiterList};
+
+/// How an [`Event`] resets after a signal.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum EventMode {
+    /// A signal releases exactly one wait: a waiting one, or else the next
+    /// [`Event::wait`] or [`Event::test`], which clears it.
+    Auto,
+    /// A signal releases every wait and stays until [`Event::clear`].
+    Manual,
+}
+
+/// A flag that threads can block on until it is signalled, after marl's
+/// `Event`. Clones share one flag.
+///
+/// With [`EventMode::Auto`] each [`signal`](Event::signal) lets exactly one
+/// wait through; with [`EventMode::Manual`] it lets every wait through until
+/// [`clear`](Event::clear). Signals are not counted: signalling an event that
+/// is already signalled changes nothing. On a pool worker, waiting runs other queued tasks
+/// of the pool meanwhile (see the crate docs, "Waiting on a worker helps").
+///
+/// ```
+/// use weft::{Event, EventMode};
+///
+/// let pool = weft::Pool::builder().workers(2).build().unwrap();
+/// let ready = Event::new(EventMode::Manual);
+/// let signaller = ready.clone();
+/// pool.spawn(move || signaller.signal());
+/// ready.wait();
+/// assert!(ready.is_signalled());
+/// ```
+#[derive(Clone)]
+pub struct Event {
+    shared: Arc<Shared>,
+}
+
+struct Shared {
+    mode: EventMode,
+    state: Mutex<State>,
+    /// For an event made by [`Event::any`], its sources. They hold it only
+    /// weakly; holding them here keeps a chain of `any` events connected for
+    /// as long as its last event is held, even if the ones between are not.
+    _sources: Vec<Arc<Shared>>,
+}
+
+struct State {
+    /// Only ever true while no wait is registered: a signal hands itself to a
+    /// registered wait rather than setting the flag (auto), or releases them all
+    /// (manual).
+    signalled: bool,
+    waiters: WaiterList,
+    /// Events made by [`Event::any`] over this one. Weak: a dependent that
+    /// nobody holds any more needs no signal.
+    dependents: Vec<Weak<Shared>>,
+}
+
+impl fmt::Debug for Event {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let state = lock(&self.shared.state);
+        f.debug_struct("Event")
+            .field("mode", &self.shared.mode)
+            .field("signalled", &state.signalled)
+            .field("waiters", &state.waiters.len())
+            .finish()
+    }
+}
+
+impl Event {
+    /// An unsignalled event.
+    pub fn new(mode: EventMode) -> Event {
+        Event::with_state(mode, false)
+    }
+
+    /// An event that starts signalled if `signalled`.
+    pub fn with_state(mode: EventMode, signalled: bool) -> Event {
+        Event::with_sources(mode, signalled, Vec::new())
+    }
+
+    fn with_sources(mode: EventMode, signalled: bool, sources: Vec<Arc<Shared>>) -> Event {
+        Event {
+            shared: Arc::new(Shared {
+                mode,
+                state: Mutex::new(State {
+                    signalled,
+                    waiters: WaiterList::default(),
+                    dependents: Vec::new(),
+                }),
+                _sources: sources,
+            }),
+        }
+    }
+
+    /// An event of `mode` that is signalled whenever any of `events` is.
+    ///
+    /// As in marl, the new event is registered as a dependent of each of
+    /// `events`: every later [`signal`](Event::signal) of one of them also
+    /// signals it, and it starts signalled if one of them is signalled now
+    /// (without consuming that one's signal, even if it is auto-reset). Clearing
+    /// a source does not clear it, and it can also be signalled, cleared and
+    /// waited on directly. The sources hold it only weakly, so dropping every
+    /// clone of it ends the dependency (nothing accumulates in a long-lived
+    /// source that `any` is called on repeatedly); it holds its sources, so a
+    /// chain of `any` events stays connected while its last event is held.
+    ///
+    /// ```
+    /// use weft::{Event, EventMode};
+    ///
+    /// let a = Event::new(EventMode::Manual);
+    /// let b = Event::new(EventMode::Manual);
+    /// let either = Event::any(EventMode::Manual, &[a.clone(), b.clone()]);
+    /// assert!(!either.is_signalled());
+    /// std::thread::spawn(move || b.signal());
+    /// either.wait();
+    /// ```
+    pub fn any(mode: EventMode, events: &[Event]) -> Event {
+        let sources = events
+            .iter()
+            .map(|event| Arc::clone(&event.shared))
+            .collect();
+        let any = Event::with_sources(mode, false, sources);
+        let mut signalled = false;
+        for event in events {
+            let mut state = lock(&event.shared.state);
+            state
+                .dependents
+                .retain(|dependent| dependent.strong_count() > 0);
+            // Registered and checked under one lock: a signal either comes
+            // later and finds us registered, or came before and left the flag.
+            state.dependents.push(Arc::downgrade(&any.shared));
+            signalled |= state.signalled;
+        }
+        if signalled {
+            any.signal();
+        }
+        any
+    }
+
+    /// The mode this event was made with.
+    pub fn mode(&self) -> EventMode {
+        self.shared.mode
+    }
+
+    /// Signals the event: auto-reset releases the oldest waiting thread, or if
+    /// none waits, stays signalled until one `wait` or `test` consumes it;
+    /// manual-reset releases every waiting thread and stays signalled until
+    /// [`clear`](Event::clear). Then signals every event made by
+    /// [`Event::any`] over this one.
+    pub fn signal(&self) {
+        let (released, dependents) = {
+            let mut state = lock(&self.shared.state);
+            let released = match self.shared.mode {
+                EventMode::Auto => {
+                    let released = state.waiters.release_one();
+                    if released.is_empty() {
+                        state.signalled = true;
+                    }
+                    released
+                }
+                EventMode::Manual => {
+                    state.signalled = true;
+                    state.waiters.release_all()
+                }
+            };
+            state
+                .dependents
+                .retain(|dependent| dependent.strong_count() > 0);
+            let dependents: Vec<Arc<Shared>> =
+                state.dependents.iter().filter_map(Weak::upgrade).collect();
+            (released, dependents)
+        };
+        released.wake();
+        // Outside our lock: a dependent's own lock is never taken under ours,
+        // so no lock order between events has to be kept.
+        for shared in dependents {
+            Event { shared }.signal();
+        }
+    }
+
+    /// Clears the signal. Waits already released stay released.
+    pub fn clear(&self) {
+        lock(&self.shared.state).signalled = false;
+    }
+
+    /// Whether the event is signalled, clearing it if it is auto-reset (so an
+    /// auto-reset signal is consumed by exactly one `test` or wait).
+    pub fn test(&self) -> bool {
+        let mut state = lock(&self.shared.state);
+        let signalled = state.signalled;
+        if self.shared.mode == EventMode::Auto {
+            state.signalled = false;
+        }
+        signalled
+    }
+
+    /// Whether the event is signalled, without consuming the signal.
+    pub fn is_signalled(&self) -> bool {
+        lock(&self.shared.state).signalled
+    }
+
+    /// Blocks until the event is signalled (consuming the signal if auto-reset).
+    /// On a worker, runs other tasks meanwhile.
+    pub fn wait(&self) {
+        self.wait_until(None);
+    }
+
+    /// As [`wait`](Event::wait), giving up after `timeout`; returns whether the
+    /// event was signalled for this wait.
+    pub fn wait_timeout(&self, timeout: Duration) -> bool {
+        self.wait_until(Instant::now().checked_add(timeout))
+    }
+
+    /// As [`wait`](Event::wait), giving up at `deadline`; returns whether the
+    /// event was signalled for this wait.
+    pub fn wait_deadline(&self, deadline: Instant) -> bool {
+        self.wait_until(Some(deadline))
+    }
+
+    fn wait_until(&self, deadline: Option<Instant>) -> bool {
+        let slot = {
+            let mut state = lock(&self.shared.state);
+            if state.signalled {
+                if self.shared.mode == EventMode::Auto {
+                    state.signalled = false;
+                }
+                return true;
+            }
+            state.waiters.register()
+        };
+        // A release that races the timeout is kept by `block_on` (it reports
+        // it), so an auto-reset signal is never swallowed by a wait that gives up.
+        block_on(&self.shared.state, &slot, deadline, |state| {
+            &mut state.waiters
+        })
+    }
+}
