@@ -25,7 +25,10 @@
 //!    * `unclaimed > 0`: it claims a searcher (an RMW). That searcher, or whichever
 //!      searcher is last to stop, sweeps again after its own RMW, which comes later in
 //!      the SeqCst order, so it sees the task (rules *give-up* and *last-searcher*).
-//!    * `sleeping > 0`, no unclaimed searcher: it wakes a sleeper, as a searcher.
+//!    * `sleeping > owed`, no unclaimed searcher: a sleeper is woken for it, as a
+//!      searcher: by the notifier, or by a woken worker in flight (fan-out below).
+//!    * `sleeping <= owed`: every sleeper is already being woken; treat as the
+//!      next case, since those wakes will be made.
 //!    * `searching > 0` but all claimed, nobody sleeping: the last searcher to stop
 //!      sees the task (rules below) and wakes a sleeper for it if one appeared.
 //!    * nobody searching, nobody sleeping: every worker is working. Each will look at
@@ -45,9 +48,16 @@
 //!    wake-up depends on it.
 //!
 //! 2. **Fan-out.** `k` tasks notified while `w` workers sleep and no searcher is
-//!    unclaimed wake `min(k, w)` workers at once, from the notifier itself: each
-//!    notify either claims one unclaimed searcher or wakes one sleeper, so no task
-//!    waits for a chain of wake-ups. A woken worker starts out claimed.
+//!    unclaimed wake `min(k, w)` workers, promptly and in a tree: each notify
+//!    either claims one unclaimed searcher, or wakes one sleeper itself when no
+//!    woken worker is in flight, or adds one to `owed`. A woken worker's first act
+//!    ([`Sleep::make_owed_wakes`]) is to make up to [`WAKE_FANOUT`] owed wakes, so
+//!    the number of woken workers grows geometrically instead of one per
+//!    discovered task, and the submitter makes one system call rather than `k`.
+//!    No owed wake is stranded: a woken worker leaves `in_flight` only in an RMW
+//!    that sees `owed == 0`, or sees another worker still in flight (who will
+//!    check `owed` again when it leaves), and `owed <= sleeping` always.
+//!    A woken worker starts out claimed.
 //!
 //! 3. **Bounded spinning.** A worker may start searching on its own only while
 //!    `searching < max_searching` ([`Sleep::begin_idle`] decides and registers in one
@@ -72,31 +82,43 @@ use crossbeam_utils::CachePadded;
 /// Workers per pool the counters in `state` can hold.
 pub(crate) const MAX_WORKERS: usize = (1 << FIELD_BITS) - 1;
 
-const FIELD_BITS: u32 = 16;
+const FIELD_BITS: u32 = 12;
 const FIELD_MASK: u64 = (1 << FIELD_BITS) - 1;
-const SEARCHING_ONE: u64 = 1;
-const UNCLAIMED_ONE: u64 = 1 << FIELD_BITS;
-const SLEEPING_ONE: u64 = 1 << (2 * FIELD_BITS);
 
-/// The three counters packed in `state`, unpacked for reading.
+/// How many sleepers a woken worker wakes on behalf of notifiers before it
+/// looks for its own task (more if it is the last one in flight).
+const WAKE_FANOUT: u64 = 2;
+
+/// The counters packed in `state`, unpacked for reading.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Counts {
     pub(crate) searching: u64,
     pub(crate) unclaimed: u64,
     pub(crate) sleeping: u64,
+    /// Wakes owed to notified tasks, to be made by woken workers in flight.
+    pub(crate) owed: u64,
+    /// Workers woken to search that have not yet made the wakes they owe.
+    pub(crate) in_flight: u64,
 }
 
 impl Counts {
     fn unpack(word: u64) -> Counts {
+        let field = |n: u32| (word >> (n * FIELD_BITS)) & FIELD_MASK;
         Counts {
-            searching: word & FIELD_MASK,
-            unclaimed: (word >> FIELD_BITS) & FIELD_MASK,
-            sleeping: (word >> (2 * FIELD_BITS)) & FIELD_MASK,
+            searching: field(0),
+            unclaimed: field(1),
+            sleeping: field(2),
+            owed: field(3),
+            in_flight: field(4),
         }
     }
 
     fn pack(self) -> u64 {
-        self.searching | (self.unclaimed << FIELD_BITS) | (self.sleeping << (2 * FIELD_BITS))
+        self.searching
+            | (self.unclaimed << FIELD_BITS)
+            | (self.sleeping << (2 * FIELD_BITS))
+            | (self.owed << (3 * FIELD_BITS))
+            | (self.in_flight << (4 * FIELD_BITS))
     }
 
     /// The counts after one searcher stops: claims beyond the remaining searchers
@@ -109,6 +131,24 @@ impl Counts {
         self.searching -= 1;
         self.unclaimed = self.unclaimed.min(self.searching);
         self
+    }
+
+    /// The counts after one sleeper left the list: wakes owed beyond the
+    /// remaining sleepers can no longer be made (and are not needed: see
+    /// invariant 1, case "nobody sleeping").
+    fn one_sleeper_fewer(mut self) -> Counts {
+        debug_assert!(self.sleeping > 0, "a sleeper left that was not counted");
+        self.sleeping -= 1;
+        self.owed = self.owed.min(self.sleeping);
+        self
+    }
+
+    /// The counts after a sleeper was woken to search.
+    fn woken_to_search(self) -> Counts {
+        let mut after = self.one_sleeper_fewer();
+        after.searching += 1;
+        after.in_flight += 1;
+        after
     }
 }
 
@@ -175,6 +215,27 @@ impl Sleep {
         Counts::unpack(self.state.load(Ordering::SeqCst))
     }
 
+    /// Applies `change` to the counters atomically; `None` leaves them as they
+    /// are. Returns the counts before and after.
+    fn update(&self, mut change: impl FnMut(Counts) -> Option<Counts>) -> (Counts, Counts) {
+        let mut word = self.state.load(Ordering::Relaxed);
+        loop {
+            let before = Counts::unpack(word);
+            let Some(after) = change(before) else {
+                return (before, before);
+            };
+            match self.state.compare_exchange_weak(
+                word,
+                after.pack(),
+                Ordering::SeqCst,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return (before, after),
+                Err(actual) => word = actual,
+            }
+        }
+    }
+
     /// Whether more workers search than may do so on their own: a woken
     /// worker whose first sweep found nothing then stops instead of spinning.
     pub(crate) fn too_many_searching(&self) -> bool {
@@ -184,33 +245,35 @@ impl Sleep {
     }
 
     /// Called after a task was made visible in any queue others can take from.
-    /// Claims an unclaimed searcher for it, or wakes a sleeper to search for it.
-    /// Returns whether a worker was woken.
+    /// Claims an unclaimed searcher for it, or sees that a sleeper is woken for
+    /// it: by this call, or by a woken worker in flight (the wake is owed).
+    /// Returns whether this call woke a worker itself.
     pub(crate) fn notify_work(&self) -> bool {
         // The notifier's half of the Dekker pairing (invariant 1): the push before
         // this fence and the read of `state` after it cannot both miss a worker's
         // RMW-then-fence-then-sweep.
         fence(Ordering::SeqCst);
-        // Relaxed suffices: the fence above orders this load after the push.
-        let mut word = self.state.load(Ordering::Relaxed);
-        loop {
-            let counts = Counts::unpack(word);
-            if counts.unclaimed > 0 {
-                match self.state.compare_exchange_weak(
-                    word,
-                    word - UNCLAIMED_ONE,
-                    Ordering::SeqCst,
-                    Ordering::Relaxed,
-                ) {
-                    Ok(_) => return false,
-                    Err(actual) => word = actual,
-                }
-            } else if counts.sleeping == 0 {
-                return false;
+        // Relaxed suffices: the fence above orders the loads in `update` after
+        // the push, and the CAS re-reads what it acts on.
+        let (before, after) = self.update(|c| {
+            let mut next = c;
+            if c.unclaimed > 0 {
+                next.unclaimed -= 1;
+            } else if c.sleeping > c.owed && c.in_flight > 0 {
+                next.owed += 1;
             } else {
-                return self.wake_one_searcher();
+                return None;
             }
+            Some(next)
+        });
+        if after != before {
+            return false;
         }
+        if before.sleeping > before.owed {
+            // Nobody in flight to delegate to: wake one ourselves.
+            return self.wake_one_searcher();
+        }
+        false
     }
 
     /// Wakes one sleeper as a claimed searcher, if any still sleeps.
@@ -219,10 +282,7 @@ impl Sleep {
         let Some(index) = sleepers.pop() else {
             return false;
         };
-        // sleeping >= 1 because the list was not empty, so the wrapping add moves
-        // one count from `sleeping` to `searching` without borrowing across fields.
-        self.state
-            .fetch_add(SEARCHING_ONE.wrapping_sub(SLEEPING_ONE), Ordering::SeqCst);
+        self.update(|c| Some(c.woken_to_search()));
         // Relaxed: every reader that acts on `registered` re-reads it under the lock.
         self.slots[index].registered.store(false, Ordering::Relaxed);
         drop(sleepers);
@@ -230,55 +290,93 @@ impl Sleep {
         true
     }
 
+    /// The first thing a worker woken to search does: make the wakes owed to
+    /// notifiers, up to [`WAKE_FANOUT`], or all of them if no other woken
+    /// worker is still in flight to make them. Then it leaves `in_flight` in
+    /// the same RMW that saw nothing left for it to do, so no owed wake is ever
+    /// left without a worker in flight to make it. Sleepers are thus woken in
+    /// a tree, several at a time, rather than all by the notifier or one by one.
+    fn make_owed_wakes(&self) {
+        let mut woken = 0;
+        loop {
+            let mut sleepers = lock(&self.sleepers);
+            let mut next_sleeper = None;
+            self.update(|c| {
+                if c.owed > 0 && c.sleeping > 0 && (woken < WAKE_FANOUT || c.in_flight == 1) {
+                    // Pay the debt before the sleeper leaves, so the clamp of
+                    // `owed` to the remaining sleepers does not count it twice.
+                    let mut paid = c;
+                    paid.owed -= 1;
+                    next_sleeper = Some(());
+                    Some(paid.woken_to_search())
+                } else {
+                    next_sleeper = None;
+                    let mut after = c;
+                    after.in_flight -= 1;
+                    Some(after)
+                }
+            });
+            if next_sleeper.is_none() {
+                return;
+            }
+            let index = sleepers.pop().expect("`sleeping` counts the sleepers list");
+            self.slots[index].registered.store(false, Ordering::Relaxed);
+            drop(sleepers);
+            self.deliver(index, Wake::Searching);
+            woken += 1;
+        }
+    }
+
     /// An idle worker (its own queue empty, one look at the shared queues found
     /// nothing) asks whether to search or to sleep. Registration as a sleeper
     /// happens here, atomically with the decision, so that the bound on searchers
     /// and the sleepers count are judged on one value of `state`.
     pub(crate) fn begin_idle(&self, index: usize) -> Idle {
-        let mut word = self.state.load(Ordering::Relaxed);
-        loop {
-            let counts = Counts::unpack(word);
-            if counts.searching < self.max_searching {
-                let next = word + SEARCHING_ONE + UNCLAIMED_ONE;
-                match self.state.compare_exchange_weak(
-                    word,
-                    next,
-                    Ordering::SeqCst,
-                    Ordering::Relaxed,
-                ) {
-                    Ok(_) => {
-                        // Half of the Dekker pairing: the sweep that follows sees any
-                        // push whose notifier read `state` before this RMW.
-                        fence(Ordering::SeqCst);
-                        return Idle::Search;
-                    }
-                    Err(actual) => word = actual,
-                }
-                continue;
-            }
+        let max = self.max_searching;
+        let start_search = |c: Counts| {
+            let mut after = c;
+            after.searching += 1;
+            after.unclaimed += 1;
+            after
+        };
+        // Without the lock while the worker may search: the common case.
+        let (before, after) = self.update(|c| (c.searching < max).then(|| start_search(c)));
+        let searching = if after != before {
+            true
+        } else {
             let mut sleepers = lock(&self.sleepers);
-            match self.state.compare_exchange(
-                word,
-                word + SLEEPING_ONE,
-                Ordering::SeqCst,
-                Ordering::Relaxed,
-            ) {
-                Ok(_) => {
-                    self.register_locked(&mut sleepers, index);
-                    drop(sleepers);
-                    fence(Ordering::SeqCst);
-                    return Idle::Registered;
+            let mut searching = false;
+            self.update(|c| {
+                searching = c.searching < max;
+                if searching {
+                    Some(start_search(c))
+                } else {
+                    let mut after = c;
+                    after.sleeping += 1;
+                    Some(after)
                 }
-                Err(actual) => word = actual,
+            });
+            if !searching {
+                self.register_locked(&mut sleepers, index);
             }
+            searching
+        };
+        // Half of the Dekker pairing: the sweep that follows, or the check of
+        // the worker's own reasons to wake, sees any push whose notifier read
+        // `state` before this RMW.
+        fence(Ordering::SeqCst);
+        if searching {
+            Idle::Search
+        } else {
+            Idle::Registered
         }
     }
 
     /// A searcher found a task. If it was the last searcher and more work is visible
     /// (`more_work` is asked only then), it wakes a sleeper to take the rest.
     pub(crate) fn end_search(&self, more_work: impl FnOnce() -> bool) {
-        let after = self.stop_one_searcher(0);
-        if after.searching == 0 && after.sleeping > 0 {
+        let (_, after) = self.update(|c| Some(c.one_searcher_fewer()));
+        if after.searching == 0 && after.sleeping > 0 && after.owed == 0 {
             // Rule last-searcher: the fence orders the look at the queues after the
             // RMW, pairing with notifiers that saw this searcher still counted.
             fence(Ordering::SeqCst);
@@ -293,29 +391,15 @@ impl Sleep {
     /// and call [`Sleep::cancel`] if it finds work, else [`Sleep::park`].
     pub(crate) fn give_up_search(&self, index: usize) {
         let mut sleepers = lock(&self.sleepers);
-        self.stop_one_searcher(SLEEPING_ONE);
+        self.update(|c| {
+            let mut after = c.one_searcher_fewer();
+            after.sleeping += 1;
+            Some(after)
+        });
         self.register_locked(&mut sleepers, index);
         drop(sleepers);
         // Half of the Dekker pairing for the caller's final sweep (rule give-up).
         fence(Ordering::SeqCst);
-    }
-
-    /// Removes one searcher (adding `extra` to the word in the same RMW) and
-    /// returns the counts after.
-    fn stop_one_searcher(&self, extra: u64) -> Counts {
-        let mut word = self.state.load(Ordering::Relaxed);
-        loop {
-            let after = Counts::unpack(word).one_searcher_fewer();
-            match self.state.compare_exchange_weak(
-                word,
-                after.pack() + extra,
-                Ordering::SeqCst,
-                Ordering::Relaxed,
-            ) {
-                Ok(_) => return Counts::unpack(after.pack() + extra),
-                Err(actual) => word = actual,
-            }
-        }
     }
 
     fn register_locked(&self, sleepers: &mut Vec<usize>, index: usize) {
@@ -329,15 +413,24 @@ impl Sleep {
         self.slots[index].registered.store(true, Ordering::Relaxed);
     }
 
+    /// Takes `index` off the sleepers list if it is still there (caller holds
+    /// the lock); returns whether it was.
+    fn unregister_locked(&self, sleepers: &mut Vec<usize>, index: usize) -> bool {
+        let Some(position) = sleepers.iter().position(|&i| i == index) else {
+            return false;
+        };
+        sleepers.swap_remove(position);
+        self.update(|c| Some(c.one_sleeper_fewer()));
+        self.slots[index].registered.store(false, Ordering::Relaxed);
+        true
+    }
+
     /// A registered worker that found a reason not to sleep withdraws. Returns
     /// `None` if it withdrew in time, or the [`Wake`] somebody already chose to
     /// deliver to it (which it then honours exactly as if it had parked).
     pub(crate) fn cancel(&self, index: usize) -> Option<Wake> {
         let mut sleepers = lock(&self.sleepers);
-        if let Some(position) = sleepers.iter().position(|&i| i == index) {
-            sleepers.swap_remove(position);
-            self.state.fetch_sub(SLEEPING_ONE, Ordering::SeqCst);
-            self.slots[index].registered.store(false, Ordering::Relaxed);
+        if self.unregister_locked(&mut sleepers, index) {
             return None;
         }
         drop(sleepers);
@@ -348,12 +441,23 @@ impl Sleep {
     pub(crate) fn park(&self, index: usize) -> Wake {
         let slot = &self.slots[index];
         let mut wake = lock(&slot.wake);
-        loop {
+        let reason = loop {
             if let Some(reason) = wake.take() {
-                return reason;
+                break reason;
             }
             wake = wait(&slot.condvar, wake);
+        };
+        drop(wake);
+        self.woken(reason)
+    }
+
+    /// Every delivered wake passes here once: a worker woken to search first
+    /// makes the wakes it owes.
+    fn woken(&self, reason: Wake) -> Wake {
+        if reason == Wake::Searching {
+            self.make_owed_wakes();
         }
+        reason
     }
 
     /// Blocks a registered worker until its wake-up is delivered or `deadline`
@@ -364,7 +468,8 @@ impl Sleep {
         let mut wake = lock(&slot.wake);
         loop {
             if let Some(reason) = wake.take() {
-                return Some(reason);
+                drop(wake);
+                return Some(self.woken(reason));
             }
             let now = std::time::Instant::now();
             if now >= deadline {
@@ -390,12 +495,9 @@ impl Sleep {
             return false;
         }
         let mut sleepers = lock(&self.sleepers);
-        let Some(position) = sleepers.iter().position(|&i| i == index) else {
+        if !self.unregister_locked(&mut sleepers, index) {
             return false;
-        };
-        sleepers.swap_remove(position);
-        self.state.fetch_sub(SLEEPING_ONE, Ordering::SeqCst);
-        self.slots[index].registered.store(false, Ordering::Relaxed);
+        }
         drop(sleepers);
         self.deliver(index, Wake::Direct);
         true
@@ -405,8 +507,12 @@ impl Sleep {
     pub(crate) fn wake_all(&self) {
         let mut sleepers = lock(&self.sleepers);
         let woken: Vec<usize> = sleepers.drain(..).collect();
-        self.state
-            .fetch_sub(SLEEPING_ONE * woken.len() as u64, Ordering::SeqCst);
+        self.update(|c| {
+            let mut after = c;
+            after.sleeping -= woken.len() as u64;
+            after.owed = after.owed.min(after.sleeping);
+            Some(after)
+        });
         for &index in &woken {
             self.slots[index].registered.store(false, Ordering::Relaxed);
         }
@@ -436,6 +542,8 @@ mod tests {
             searching: 3,
             unclaimed: 2,
             sleeping: 7,
+            owed: 4,
+            in_flight: 1,
         };
         assert_eq!(Counts::unpack(counts.pack()), counts);
     }
@@ -446,6 +554,8 @@ mod tests {
             searching: 1,
             unclaimed: 1,
             sleeping: 0,
+            owed: 0,
+            in_flight: 0,
         };
         let after = counts.one_searcher_fewer();
         assert_eq!((after.searching, after.unclaimed), (0, 0));
@@ -475,19 +585,27 @@ mod tests {
             !sleep.notify_work(),
             "the unclaimed searcher covers the first task"
         );
-        assert!(sleep.notify_work(), "the second task wakes a sleeper");
         assert!(
             sleep.notify_work(),
-            "the third task wakes the other sleeper"
+            "the second task wakes a sleeper itself"
+        );
+        assert!(
+            !sleep.notify_work(),
+            "the third task's wake is owed by the woken one"
         );
         assert!(!sleep.notify_work(), "nobody left to wake");
+        let counts = sleep.counts();
+        assert_eq!((counts.sleeping, counts.owed, counts.in_flight), (1, 1, 1));
+        // The sleepers list is a stack: worker 2 was woken first, and it makes
+        // the owed wake (of worker 1) before its park returns.
+        assert_eq!(sleep.park(2), Wake::Searching);
+        assert_eq!(sleep.park(1), Wake::Searching);
         let counts = sleep.counts();
         assert_eq!(
             (counts.searching, counts.unclaimed, counts.sleeping),
             (3, 0, 0)
         );
-        assert_eq!(sleep.park(1), Wake::Searching);
-        assert_eq!(sleep.park(2), Wake::Searching);
+        assert_eq!((counts.owed, counts.in_flight), (0, 0));
     }
 
     #[test]

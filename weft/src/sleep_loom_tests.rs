@@ -162,6 +162,12 @@ fn three_workers_one_push_bounded_searchers() {
 }
 
 #[test]
+fn three_workers_three_pushes_with_owed_wakes() {
+    // Enough tasks that some wakes are owed by woken workers in flight.
+    loom::model(|| run_model(3, 3, 0));
+}
+
+#[test]
 fn a_waiter_woken_by_its_own_reason_is_never_lost() {
     // A worker waits for a flag (as `join` waits for a stolen job's latch); a
     // plain thread sets it and wakes the worker.
