@@ -12,7 +12,10 @@ fn main() {
     let mut args = std::env::args().skip(1);
     let workers: usize = args.next().map_or(8, |a| a.parse().expect("workers"));
     let rounds: usize = args.next().map_or(8, |a| a.parse().expect("rounds"));
-    let pool = weft::Pool::builder().workers(workers).build().expect("pool");
+    let pool = weft::Pool::builder()
+        .workers(workers)
+        .build()
+        .expect("pool");
     let task = Duration::from_millis(10);
     println!("round  wall      ideal/actual  workers used");
     for round in 0..rounds {

@@ -9,7 +9,7 @@ use std::time::Duration;
 use crossbeam_deque::Worker;
 
 use crate::pool::Pool;
-use crate::registry::{Hooks, Registry};
+use crate::registry::{Hooks, PanicHandler, Registry, ThreadHook};
 use crate::sleep::MAX_WORKERS;
 
 /// The environment variable that sets the default number of workers.
@@ -99,9 +99,9 @@ pub struct Builder {
     spin: Option<Duration>,
     thread_name: Option<NameFn>,
     stack_size: Option<usize>,
-    on_thread_start: Option<Box<dyn Fn(usize) + Send + Sync>>,
-    on_thread_stop: Option<Box<dyn Fn(usize) + Send + Sync>>,
-    panic_handler: Option<Box<dyn Fn(Box<dyn Any + Send>) + Send + Sync>>,
+    on_thread_start: Option<ThreadHook>,
+    on_thread_stop: Option<ThreadHook>,
+    panic_handler: Option<PanicHandler>,
     pin_workers: bool,
 }
 

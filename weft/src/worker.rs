@@ -253,7 +253,7 @@ impl WorkerThread {
         let mut first_sweep = true;
         loop {
             let mut contended = false;
-            if let Some(job) = self.sweep(&mut contended) {
+            if let Some(job) = self.sweep(&mut contended, woken && first_sweep) {
                 return Search::Found(job);
             }
             if done() {
@@ -282,7 +282,12 @@ impl WorkerThread {
 
     /// One pass over the pinned queue, the global queue and every other worker's
     /// queue, starting at a random victim so thieves spread out.
-    fn sweep(&self, contended: &mut bool) -> Option<JobRef> {
+    ///
+    /// A worker woken for one task (`single`) takes one task per queue rather
+    /// than half of it: during a fan-out the other woken workers are about to
+    /// look in the same queue, and a batch moved here would only make them
+    /// search further (and pin more epochs) to find it.
+    fn sweep(&self, contended: &mut bool, single: bool) -> Option<JobRef> {
         let registry = &*self.registry;
         // Emptiness is checked before each steal: a steal from a worker's queue
         // pins crossbeam's epoch, which costs far more than two loads, and with
@@ -302,7 +307,12 @@ impl WorkerThread {
             }
         }
         if !registry.injector.is_empty() {
-            if let Some(job) = attempt(registry.injector.steal_batch_and_pop(&self.local)) {
+            let steal = if single {
+                registry.injector.steal()
+            } else {
+                registry.injector.steal_batch_and_pop(&self.local)
+            };
+            if let Some(job) = attempt(steal) {
                 return Some(job);
             }
         }
@@ -316,7 +326,11 @@ impl WorkerThread {
             if victim == self.index || stealer.is_empty() {
                 continue;
             }
-            found = attempt(stealer.steal_batch_and_pop(&self.local));
+            found = attempt(if single {
+                stealer.steal()
+            } else {
+                stealer.steal_batch_and_pop(&self.local)
+            });
             if found.is_some() {
                 WorkerCounters::add(&self.stats().stolen, 1);
                 break;

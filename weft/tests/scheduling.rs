@@ -20,7 +20,11 @@ fn pool(workers: usize) -> Pool {
 fn wait_until_parked(pool: &Pool) {
     let deadline = Instant::now() + HANG;
     while pool.stats().sleeping_now != pool.workers() {
-        assert!(Instant::now() < deadline, "the pool never parked: {}", pool.stats());
+        assert!(
+            Instant::now() < deadline,
+            "the pool never parked: {}",
+            pool.stats()
+        );
         std::thread::sleep(Duration::from_millis(1));
     }
 }
@@ -51,7 +55,12 @@ impl Rendezvous {
             .all_here
             .wait_timeout_while(arrived, HANG, |arrived| *arrived < self.parties)
             .unwrap();
-        assert!(!timeout.timed_out(), "only {} of {} tasks ran at once", *arrived, self.parties);
+        assert!(
+            !timeout.timed_out(),
+            "only {} of {} tasks ran at once",
+            *arrived,
+            self.parties
+        );
     }
 }
 
@@ -66,10 +75,16 @@ fn fork_join_rounds_use_every_worker(workers: usize, rounds: usize) {
         let finished = weft::WaitGroup::new();
         finished.add(workers);
         for _ in 0..workers {
-            let (rendezvous, ran_on, finished) =
-                (Arc::clone(&rendezvous), Arc::clone(&ran_on), finished.clone());
+            let (rendezvous, ran_on, finished) = (
+                Arc::clone(&rendezvous),
+                Arc::clone(&ran_on),
+                finished.clone(),
+            );
             pool.spawn(move || {
-                ran_on.lock().unwrap().insert(weft::current_worker_index().unwrap());
+                ran_on
+                    .lock()
+                    .unwrap()
+                    .insert(weft::current_worker_index().unwrap());
                 rendezvous.arrive_and_wait();
                 finished.done();
             });
@@ -110,7 +125,10 @@ fn tasks_spawned_inside_a_scope_fan_out_to_every_worker() {
         pool.scope(|s| {
             for _ in 0..workers {
                 s.spawn(|_| {
-                    ran_on.lock().unwrap().insert(weft::current_worker_index().unwrap());
+                    ran_on
+                        .lock()
+                        .unwrap()
+                        .insert(weft::current_worker_index().unwrap());
                     rendezvous.arrive_and_wait();
                 });
             }
@@ -131,7 +149,10 @@ fn marl_sleeping_rounds_three_tasks_per_worker_keep_every_worker_busy() {
         pool.scope(|s| {
             for _ in 0..3 * workers {
                 s.spawn(|_| {
-                    ran_on.lock().unwrap().insert(weft::current_worker_index().unwrap());
+                    ran_on
+                        .lock()
+                        .unwrap()
+                        .insert(weft::current_worker_index().unwrap());
                     std::thread::sleep(Duration::from_millis(10));
                 });
             }
@@ -152,9 +173,15 @@ fn an_idle_pool_parks_every_worker_and_stays_parked() {
     let before = pool.stats().total();
     std::thread::sleep(Duration::from_millis(300));
     let after = pool.stats();
-    assert_eq!(after.sleeping_now, 16, "a worker woke up while idle: {after}");
+    assert_eq!(
+        after.sleeping_now, 16,
+        "a worker woke up while idle: {after}"
+    );
     let after = after.total();
-    assert_eq!(after.parks, before.parks, "workers woke and re-parked while idle");
+    assert_eq!(
+        after.parks, before.parks,
+        "workers woke and re-parked while idle"
+    );
     assert_eq!(after.wakeups, before.wakeups, "idle workers were woken");
 }
 
@@ -190,7 +217,10 @@ fn searchers_are_bounded_by_max_spinning() {
             if stats.searching_now <= bound {
                 break;
             }
-            assert!(Instant::now() < deadline, "searchers never fell back to {bound}: {stats}");
+            assert!(
+                Instant::now() < deadline,
+                "searchers never fell back to {bound}: {stats}"
+            );
             std::thread::sleep(Duration::from_millis(1));
         }
     }
@@ -218,7 +248,9 @@ fn local_work_cannot_starve_the_global_queue() {
         flag.store(true, Ordering::SeqCst);
         sender.send(()).unwrap();
     });
-    receiver.recv_timeout(HANG).expect("the outside task starved");
+    receiver
+        .recv_timeout(HANG)
+        .expect("the outside task starved");
     drop(pool);
     assert!(links.load(Ordering::Relaxed) >= 1);
 }
@@ -240,7 +272,10 @@ fn pinned_tasks_are_not_starved_by_local_work() {
         flag.store(true, Ordering::SeqCst);
         sender.send(weft::current_worker_index()).unwrap();
     });
-    assert_eq!(receiver.recv_timeout(HANG).expect("pinned task starved"), Some(0));
+    assert_eq!(
+        receiver.recv_timeout(HANG).expect("pinned task starved"),
+        Some(0)
+    );
 }
 
 /// Bursts with random gaps drive workers through working, searching and
@@ -331,8 +366,14 @@ fn many_more_workers_than_cores_share_a_deep_join_tree() {
     let deadline = Instant::now() + HANG;
     while pool.stats().total().tasks_run != expected {
         let stats = pool.stats();
-        assert!(Instant::now() < deadline, "expected {expected} tasks: {stats}");
-        assert!(stats.total().tasks_run < expected, "too many tasks: {stats}");
+        assert!(
+            Instant::now() < deadline,
+            "expected {expected} tasks: {stats}"
+        );
+        assert!(
+            stats.total().tasks_run < expected,
+            "too many tasks: {stats}"
+        );
         std::thread::sleep(Duration::from_millis(1));
     }
 }
