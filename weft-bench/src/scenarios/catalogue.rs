@@ -1,0 +1,315 @@
+//! The scenario catalogue: every case's name, one-line description, unit,
+//! sizes per mode, and which schedulers can express it (with the primitive
+//! that stands in for weft's, or the reason it is n/a).
+
+use crate::scheds::SchedKind;
+
+/// How big a run is: the smoke test, the default quick suite, or --full.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    Smoke,
+    Quick,
+    Full,
+}
+
+impl Mode {
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Smoke => "smoke",
+            Mode::Quick => "quick",
+            Mode::Full => "full",
+        }
+    }
+}
+
+/// Whether a scheduler can run a scenario, and with what.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Fit {
+    /// Runs it; the note names the primitive used where it is an equivalent.
+    Yes(&'static str),
+    /// Cannot express it; the note says why.
+    No(&'static str),
+}
+
+pub struct Case {
+    pub scenario: &'static str,
+    pub variant: &'static str,
+    pub about: &'static str,
+    pub unit: &'static str,
+    pub higher_is_better: bool,
+    /// Size in smoke, quick and full mode (meaning per scenario, see `about`).
+    pub sizes: [u64; 3],
+    pub fit: fn(SchedKind, usize) -> Fit,
+}
+
+impl Case {
+    pub fn size(&self, mode: Mode) -> u64 {
+        match mode {
+            Mode::Smoke => self.sizes[0],
+            Mode::Quick => self.sizes[1],
+            Mode::Full => self.sizes[2],
+        }
+    }
+
+    pub fn name(&self) -> String {
+        crate::record::case_name(self.scenario, self.variant)
+    }
+
+    /// `--only` accepts a family ("marl"), a scenario ("marl/fork-join") or
+    /// a case ("marl/fork-join sleep").
+    pub fn matches(&self, filter: &str) -> bool {
+        let family = self.scenario.split('/').next().unwrap_or("");
+        filter == family || filter == self.scenario || filter == self.name()
+    }
+}
+
+fn spawn_pools(kind: SchedKind, _workers: usize) -> Fit {
+    match kind {
+        SchedKind::Weft => Fit::Yes(""),
+        SchedKind::Rayon => Fit::Yes("ThreadPool::spawn"),
+        SchedKind::Tokio => Fit::Yes("Runtime::spawn"),
+        SchedKind::Threadpool => Fit::Yes("ThreadPool::execute"),
+        SchedKind::Chili => Fit::No("join only: no way to submit independent tasks"),
+        SchedKind::Std => Fit::No("no pool: one OS thread per task does not fit this many tasks"),
+    }
+}
+
+fn fork_join_fit(kind: SchedKind, workers: usize) -> Fit {
+    match kind {
+        SchedKind::Std => Fit::Yes("std::thread::scope, fresh threads each round"),
+        _ => wait_group_fit(kind, workers),
+    }
+}
+
+fn wait_group_fit(kind: SchedKind, workers: usize) -> Fit {
+    match kind {
+        SchedKind::Weft => Fit::Yes("weft::WaitGroup"),
+        SchedKind::Rayon | SchedKind::Threadpool | SchedKind::Tokio => {
+            Fit::Yes("std Mutex+Condvar counter (no wait group of its own)")
+        }
+        _ => spawn_pools(kind, workers),
+    }
+}
+
+fn event_fit(kind: SchedKind, workers: usize) -> Fit {
+    match kind {
+        SchedKind::Weft => Fit::Yes("weft::Event (auto)"),
+        SchedKind::Rayon | SchedKind::Threadpool => {
+            Fit::Yes("std Mutex+Condvar auto-reset event, blocking the worker")
+        }
+        SchedKind::Tokio => Fit::Yes("tokio::sync::Notify, awaited in async tasks"),
+        _ => spawn_pools(kind, workers),
+    }
+}
+
+fn baton_fit(kind: SchedKind, workers: usize) -> Fit {
+    let blocking = matches!(
+        kind,
+        SchedKind::Weft | SchedKind::Rayon | SchedKind::Threadpool
+    );
+    if blocking && workers < 2 {
+        // marl runs both tasks as fibers on one thread; a blocking wait
+        // cannot, so one worker would hold one task forever.
+        return Fit::No("two tasks that block each other need 2 workers without fibers");
+    }
+    event_fit(kind, workers)
+}
+
+fn ticket_fit(kind: SchedKind, workers: usize) -> Fit {
+    match kind {
+        SchedKind::Weft => Fit::Yes("weft::TicketQueue"),
+        SchedKind::Rayon | SchedKind::Threadpool => {
+            Fit::Yes("chain of std Mutex+Condvar gates, blocking the worker")
+        }
+        SchedKind::Tokio => Fit::Yes("chain of tokio::sync::oneshot, awaited in async tasks"),
+        _ => spawn_pools(kind, workers),
+    }
+}
+
+fn idle_fit(kind: SchedKind, workers: usize) -> Fit {
+    match kind {
+        SchedKind::Chili => Fit::Yes("burst of joins (its only API), then idle"),
+        _ => spawn_pools(kind, workers),
+    }
+}
+
+fn join_fit(kind: SchedKind, _workers: usize) -> Fit {
+    match kind {
+        SchedKind::Weft => Fit::Yes("weft::join inside Pool::install"),
+        SchedKind::Rayon => Fit::Yes("rayon::join inside ThreadPool::install"),
+        SchedKind::Chili => Fit::Yes("Scope::join"),
+        SchedKind::Tokio => Fit::No("no fork-join: tokio::join! is not parallel"),
+        SchedKind::Threadpool => Fit::No("no fork-join: a blocking join would deadlock"),
+        SchedKind::Std => Fit::No("one OS thread per join does not fit millions of joins"),
+    }
+}
+
+/// Every case, in report order. Sizes: [smoke, quick, full].
+pub fn catalogue() -> Vec<Case> {
+    let mut cases = vec![
+        Case {
+            scenario: "marl/empty",
+            variant: "",
+            about: "N empty tasks submitted from an outside thread, wait for all (size = N)",
+            unit: "ns/task",
+            higher_is_better: false,
+            sizes: [1_000, 65_536, 262_144],
+            fit: spawn_pools,
+        },
+        Case {
+            scenario: "marl/some-work",
+            variant: "",
+            about: "N tasks of a fixed 10k-iteration integer loop (marl's doSomeWork shape; marl uses 100k), wait for all",
+            unit: "ns/task",
+            higher_is_better: false,
+            sizes: [100, 8_192, 262_144],
+            fit: spawn_pools,
+        },
+        Case {
+            scenario: "marl/fork-join",
+            variant: "cpu",
+            about: "rounds of one task per worker (256 x some-work each), wait after each; ideal/actual time (ideal: task CPU spread over min(workers, cores)); full_rounds = rounds that used every worker",
+            unit: "ideal/actual",
+            higher_is_better: true,
+            sizes: [2, 12, 50],
+            fit: fork_join_fit,
+        },
+        Case {
+            scenario: "marl/fork-join",
+            variant: "sleep",
+            about: "rounds of one 10 ms sleeping task per worker (marl #232), wait after each; ideal/actual time (ideal: 10 ms a round); full_rounds as above",
+            unit: "ideal/actual",
+            higher_is_better: true,
+            sizes: [2, 10, 50],
+            fit: fork_join_fit,
+        },
+        Case {
+            scenario: "marl/wait-group",
+            variant: "",
+            about: "rounds of 64 empty tasks that each call done(); the submitter waits on the group",
+            unit: "us/round",
+            higher_is_better: false,
+            sizes: [5, 1_000, 10_000],
+            fit: wait_group_fit,
+        },
+        Case {
+            scenario: "marl/event-chain",
+            variant: "",
+            about: "chains of 512 tasks: task i waits on event i then signals i+1 (size = chains)",
+            unit: "ns/hop",
+            higher_is_better: false,
+            sizes: [1, 20, 200],
+            fit: event_fit,
+        },
+        Case {
+            scenario: "marl/event-baton",
+            variant: "",
+            about: "two tasks pass control back and forth through two auto events (size = passes)",
+            unit: "ns/pass",
+            higher_is_better: false,
+            sizes: [100, 20_000, 200_000],
+            fit: baton_fit,
+        },
+        Case {
+            scenario: "marl/ticket",
+            variant: "",
+            about: "queues of 512 tasks, each takes a ticket in order, waits its turn, done (size = queues)",
+            unit: "ns/ticket",
+            higher_is_better: false,
+            sizes: [1, 20, 200],
+            fit: ticket_fit,
+        },
+    ];
+    for variant in ["k=1", "k=16", "k=64", "k=1000"] {
+        cases.push(Case {
+            scenario: "tpcpp/throughput",
+            variant,
+            about: "K tasks in flight, each posts its successor, N tasks in all (size = N)",
+            unit: "ns/task",
+            higher_is_better: false,
+            sizes: [2_000, 100_000, 1_000_000],
+            fit: spawn_pools,
+        });
+    }
+    cases.extend([
+        Case {
+            scenario: "tpcpp/mandelbrot",
+            variant: "pixels",
+            about: "one task per pixel of a side x side image (2500 in --full); checksum checked",
+            unit: "ms",
+            higher_is_better: false,
+            sizes: [32, 300, 2_500],
+            fit: spawn_pools,
+        },
+        Case {
+            scenario: "tpcpp/mandelbrot",
+            variant: "chains",
+            about: "same image as 64 task chains, each pixel task posts the next; checksum checked",
+            unit: "ms",
+            higher_is_better: false,
+            sizes: [32, 300, 2_500],
+            fit: spawn_pools,
+        },
+        Case {
+            scenario: "tpcpp/idle",
+            variant: "",
+            about: "CPU used by a pool left idle after a burst of 10,000 tasks (size = idle ms)",
+            unit: "cpu ms",
+            higher_is_better: false,
+            sizes: [50, 500, 2_000],
+            fit: idle_fit,
+        },
+        Case {
+            scenario: "go/trickle",
+            variant: "",
+            about: "one producer submits a 2-5 us task every 20-100 us; pool CPU / useful CPU (size = ms)",
+            unit: "cpu/useful",
+            higher_is_better: false,
+            sizes: [50, 400, 3_000],
+            fit: spawn_pools,
+        },
+        Case {
+            scenario: "wake/latency",
+            variant: "",
+            about: "one task submitted to a pool parked for 3 ms: submit-to-start p50 (p99 in extras)",
+            unit: "us p50",
+            higher_is_better: false,
+            sizes: [5, 80, 400],
+            fit: spawn_pools,
+        },
+        Case {
+            scenario: "wake/fan-out",
+            variant: "",
+            about: "T = workers tasks (each holds its worker 1 ms) to T parked workers; time until the last starts",
+            unit: "us p50",
+            higher_is_better: false,
+            sizes: [3, 40, 200],
+            fit: spawn_pools,
+        },
+        Case {
+            scenario: "join/fib",
+            variant: "",
+            about: "fib(n) by recursive join, no cutoff (size = n)",
+            unit: "ns/join",
+            higher_is_better: false,
+            sizes: [15, 27, 32],
+            fit: join_fit,
+        },
+        Case {
+            scenario: "join/tree-sum",
+            variant: "",
+            about: "sum of a balanced binary tree by join at every inner node (chili's benchmark; size = layers)",
+            unit: "ns/join",
+            higher_is_better: false,
+            sizes: [10, 20, 24],
+            fit: join_fit,
+        },
+    ]);
+    cases
+}
+
+pub fn find(scenario: &str, variant: &str) -> Option<Case> {
+    catalogue()
+        .into_iter()
+        .find(|c| c.scenario == scenario && c.variant == variant)
+}

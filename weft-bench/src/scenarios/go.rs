@@ -1,0 +1,79 @@
+//! The steady trickle of Go issue #43997: one producer submits a short task
+//! (2-5 us of work) every 20-100 us. The figure is the pool's CPU over the
+//! useful work it did (the producer's own CPU left out), with the
+//! submit-to-start latency of every task.
+
+use super::{leak, quantile, warm_up, Case, Measured};
+use crate::rusage::{process_cpu, set_timer_slack, thread_cpu};
+use crate::scheds::{Sched, SchedKind};
+use crate::with_sched;
+use crate::work::{iters_per_micro, some_work, Rng};
+use std::hint::black_box;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// Per task: (submit-to-start latency, time spent in the work), in ns.
+type TaskLog = Mutex<Vec<(u64, u64)>>;
+
+pub fn run(case: &Case, kind: SchedKind, workers: usize, size: u64) -> Measured {
+    match case.scenario {
+        "go/trickle" => with_sched!(kind, trickle(workers, size)),
+        other => panic!("unknown go scenario {other}"),
+    }
+}
+
+fn trickle<S: Sched>(workers: usize, run_ms: u64) -> Measured {
+    // Calibrated before the pool exists, so its threads cannot disturb it.
+    let iters_per_us = iters_per_micro();
+    let pool = leak(S::build(workers));
+    warm_up(pool, workers);
+    let log: &'static TaskLog = leak(Mutex::new(Vec::with_capacity(4096)));
+    let finished: &'static AtomicUsize = leak(AtomicUsize::new(0));
+    // The producer (this thread) sleeps between submissions; tighten the
+    // timer slack so the 20-100 us gaps are kept.
+    set_timer_slack(1_000);
+    let mut rng = Rng::new(43_997);
+    let run_for = Duration::from_millis(run_ms);
+
+    let producer0 = thread_cpu();
+    let cpu0 = process_cpu();
+    let t0 = Instant::now();
+    let mut submitted = 0;
+    while t0.elapsed() < run_for {
+        let iters = (rng.range(2, 5) as f64 * iters_per_us) as u32;
+        let gap = Duration::from_micros(rng.range(20, 100));
+        let submit = Instant::now();
+        pool.spawn(move || {
+            let start = Instant::now();
+            black_box(some_work(iters, iters));
+            let end = Instant::now();
+            let latency = (start - submit).as_nanos() as u64;
+            log.lock()
+                .unwrap()
+                .push((latency, (end - start).as_nanos() as u64));
+            finished.fetch_add(1, Ordering::Release);
+        });
+        submitted += 1;
+        std::thread::sleep(gap);
+    }
+    while finished.load(Ordering::Acquire) < submitted {
+        std::thread::sleep(Duration::from_micros(50));
+    }
+    let wall = t0.elapsed();
+    let cpu = process_cpu().saturating_sub(cpu0);
+    let producer = thread_cpu().saturating_sub(producer0);
+    let pool_cpu = cpu.saturating_sub(producer);
+
+    let log = log.lock().unwrap();
+    let useful_ns: u64 = log.iter().map(|e| e.1).sum();
+    let mut latencies: Vec<f64> = log.iter().map(|e| e.0 as f64 / 1e3).collect();
+    let figure = pool_cpu.as_nanos() as f64 / useful_ns.max(1) as f64;
+    Measured::new(wall, pool_cpu, figure)
+        .with("tasks", submitted as f64)
+        .with("useful_ms", useful_ns as f64 / 1e6)
+        .with("pool_cpu_ms", pool_cpu.as_secs_f64() * 1e3)
+        .with("producer_cpu_ms", producer.as_secs_f64() * 1e3)
+        .with("latency_p50_us", quantile(&mut latencies, 0.5))
+        .with("latency_p99_us", quantile(&mut latencies, 0.99))
+}

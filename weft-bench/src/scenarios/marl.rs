@@ -1,0 +1,324 @@
+//! Scenarios from marl's benchmark suite: empty and some-work task floods,
+//! fork-join rounds (CPU and sleeping, marl issue #232), and marl's waiting
+//! primitives (wait group, event chain, event baton, ticket queue) against
+//! the nearest equivalent each peer offers.
+
+use super::{leak, ns_per, timed, warm_up, Case, Measured};
+use crate::latch::Latch;
+use crate::rusage::thread_cpu;
+use crate::scheds::{
+    thread_slot, BlockingPrims, EventLike, Sched, SchedKind, TicketLike, TicketQueueLike,
+    WaitGroupLike,
+};
+use crate::work::{some_work, SOME_WORK_ITERS};
+use crate::{with_blocking, with_sched};
+use std::hint::black_box;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+const FORK_JOIN_UNITS: u32 = 256;
+const SLEEP_TASK: Duration = Duration::from_millis(10);
+const WAIT_GROUP_TASKS: usize = 64;
+const CHAIN_TASKS: usize = 512;
+
+pub fn run(case: &Case, kind: SchedKind, workers: usize, size: u64) -> Measured {
+    let n = size as usize;
+    match (case.scenario, case.variant) {
+        ("marl/empty", _) => with_sched!(kind, flood(workers, n, 0)),
+        ("marl/some-work", _) => with_sched!(kind, flood(workers, n, SOME_WORK_ITERS)),
+        ("marl/fork-join", variant) => {
+            let sleep = variant == "sleep";
+            if kind == SchedKind::Std {
+                let no_index = || None;
+                fork_join(workers, n, sleep, no_index, |task| {
+                    crate::scheds::std::run_round(workers, &**task)
+                })
+            } else {
+                with_sched!(kind, fork_join_pool(workers, n, sleep))
+            }
+        }
+        ("marl/wait-group", _) => with_sched!(kind, wait_group(workers, n)),
+        ("marl/event-chain", _) if kind == SchedKind::Tokio => tokio_event_chain(workers, n),
+        ("marl/event-chain", _) => with_blocking!(kind, event_chain(workers, n)),
+        ("marl/event-baton", _) if kind == SchedKind::Tokio => tokio_baton(workers, n),
+        ("marl/event-baton", _) => with_blocking!(kind, baton(workers, n)),
+        ("marl/ticket", _) if kind == SchedKind::Tokio => tokio_ticket(workers, n),
+        ("marl/ticket", _) => with_blocking!(kind, ticket(workers, n)),
+        (other, _) => panic!("unknown marl scenario {other}"),
+    }
+}
+
+/// `n` tasks of `iters` loop iterations (0 = empty) from this thread; the
+/// bench's own latch (identical for all) tells when all have run.
+fn flood<S: Sched>(workers: usize, n: usize, iters: u32) -> Measured {
+    let pool = leak(S::build(workers));
+    warm_up(pool, workers);
+    let latch = leak(Latch::new(n));
+    let ((), wall, cpu) = timed(|| {
+        for i in 0..n {
+            pool.spawn(move || {
+                if iters > 0 {
+                    black_box(some_work(i as u32, iters));
+                }
+                latch.count_down();
+            });
+        }
+        latch.wait();
+    });
+    Measured::new(wall, cpu, ns_per(wall, n as u64))
+}
+
+/// What one fork-join task reports: the worker it ran on and how long its
+/// work took (thread CPU for the cpu variant, the sleep for the other).
+type TaskLog = Mutex<Vec<(usize, Duration)>>;
+
+fn fork_join_task(sleep: bool, worker: usize, log: &TaskLog) {
+    let took = if sleep {
+        std::thread::sleep(SLEEP_TASK);
+        SLEEP_TASK
+    } else {
+        let c0 = thread_cpu();
+        for u in 0..FORK_JOIN_UNITS {
+            black_box(some_work(u, SOME_WORK_ITERS));
+        }
+        thread_cpu().saturating_sub(c0)
+    };
+    log.lock().unwrap().push((worker, took));
+}
+
+fn fork_join_pool<S: Sched>(workers: usize, rounds: usize, sleep: bool) -> Measured {
+    let pool = leak(S::build(workers));
+    warm_up(pool, workers);
+    fork_join(workers, rounds, sleep, S::worker_index, |task| {
+        let wg = S::WaitGroup::new();
+        wg.add(workers);
+        for _ in 0..workers {
+            let (wg, task) = (wg.clone(), task.clone());
+            pool.spawn(move || {
+                task();
+                wg.done();
+            });
+        }
+        wg.wait();
+    })
+}
+
+/// One round's task, run once per worker.
+pub type RoundTask = Arc<dyn Fn() + Send + Sync>;
+
+/// Runs `rounds` rounds through `run_round`, which must run the given task
+/// once per worker and return when all have finished.
+fn fork_join(
+    workers: usize,
+    rounds: usize,
+    sleep: bool,
+    worker_index: fn() -> Option<usize>,
+    mut run_round: impl FnMut(&RoundTask),
+) -> Measured {
+    let parallel = workers.min(crate::runner::cpus());
+    let mut ideal = Duration::ZERO;
+    let mut actual = Duration::ZERO;
+    let mut full_rounds = 0;
+    let ((), wall, cpu) = timed(|| {
+        for _ in 0..rounds {
+            let log: Arc<TaskLog> = Arc::new(Mutex::new(Vec::with_capacity(workers)));
+            let task: RoundTask = {
+                let log = log.clone();
+                Arc::new(move || {
+                    let worker = worker_index().unwrap_or_else(thread_slot);
+                    fork_join_task(sleep, worker, &log)
+                })
+            };
+            let t0 = Instant::now();
+            run_round(&task);
+            actual += t0.elapsed();
+            // Every task logged before it reported done, so the log is whole.
+            let log = log.lock().unwrap().clone();
+            let longest = log.iter().map(|e| e.1).max().unwrap_or_default();
+            let total: Duration = log.iter().map(|e| e.1).sum();
+            // Sleeping tasks need no core, so all can overlap; CPU tasks
+            // share min(workers, cpus) cores at best.
+            let spread = if sleep { workers } else { parallel };
+            ideal += longest.max(total / spread as u32);
+            let mut ids: Vec<usize> = log.iter().map(|e| e.0).collect();
+            ids.sort_unstable();
+            ids.dedup();
+            if ids.len() == workers {
+                full_rounds += 1;
+            }
+        }
+    });
+    Measured::new(wall, cpu, ideal.as_secs_f64() / actual.as_secs_f64())
+        .with("rounds", rounds as f64)
+        .with("full_rounds", full_rounds as f64)
+        .with("ideal_ms", ideal.as_secs_f64() * 1e3)
+        .with("actual_ms", actual.as_secs_f64() * 1e3)
+}
+
+fn wait_group<S: Sched>(workers: usize, rounds: usize) -> Measured {
+    let pool = leak(S::build(workers));
+    warm_up(pool, workers);
+    let ((), wall, cpu) = timed(|| {
+        for _ in 0..rounds {
+            let wg = S::WaitGroup::new();
+            wg.add(WAIT_GROUP_TASKS);
+            for _ in 0..WAIT_GROUP_TASKS {
+                let wg = wg.clone();
+                pool.spawn(move || wg.done());
+            }
+            wg.wait();
+        }
+    });
+    Measured::new(wall, cpu, ns_per(wall, rounds as u64) / 1e3)
+}
+
+fn event_chain<S: BlockingPrims>(workers: usize, chains: usize) -> Measured {
+    let pool = leak(S::build(workers));
+    warm_up(pool, workers);
+    let ((), wall, cpu) = timed(|| {
+        for _ in 0..chains {
+            let events: Vec<S::Event> = (0..=CHAIN_TASKS).map(|_| S::Event::new_auto()).collect();
+            for i in 0..CHAIN_TASKS {
+                let (prev, next) = (events[i].clone(), events[i + 1].clone());
+                pool.spawn(move || {
+                    prev.wait();
+                    next.signal();
+                });
+            }
+            events[0].signal();
+            events[CHAIN_TASKS].wait();
+        }
+    });
+    Measured::new(wall, cpu, ns_per(wall, (chains * CHAIN_TASKS) as u64))
+}
+
+fn baton<S: BlockingPrims>(workers: usize, passes: usize) -> Measured {
+    let pool = leak(S::build(workers));
+    warm_up(pool, workers);
+    let (to_a, to_b, done) = (
+        S::Event::new_auto(),
+        S::Event::new_auto(),
+        S::Event::new_auto(),
+    );
+    let ((), wall, cpu) = timed(|| {
+        let (a_in, a_out) = (to_a.clone(), to_b.clone());
+        pool.spawn(move || {
+            for _ in 0..passes {
+                a_in.wait();
+                a_out.signal();
+            }
+        });
+        let (b_in, b_out, b_done) = (to_b.clone(), to_a.clone(), done.clone());
+        pool.spawn(move || {
+            for _ in 0..passes {
+                b_in.wait();
+                b_out.signal();
+            }
+            b_done.signal();
+        });
+        to_a.signal();
+        done.wait();
+    });
+    Measured::new(wall, cpu, ns_per(wall, passes as u64))
+}
+
+fn ticket<S: BlockingPrims>(workers: usize, queues: usize) -> Measured {
+    let pool = leak(S::build(workers));
+    warm_up(pool, workers);
+    let ((), wall, cpu) = timed(|| {
+        for _ in 0..queues {
+            let queue = S::Tickets::new();
+            for _ in 0..CHAIN_TASKS {
+                let t = queue.take();
+                pool.spawn(move || {
+                    t.wait();
+                    t.done();
+                });
+            }
+            queue.take().wait();
+        }
+    });
+    Measured::new(wall, cpu, ns_per(wall, (queues * CHAIN_TASKS) as u64))
+}
+
+// tokio tasks wait by awaiting, never by blocking a worker: its nearest
+// equivalents are async (Notify for events, a oneshot chain for tickets).
+
+fn tokio_pool(workers: usize) -> &'static tokio::runtime::Runtime {
+    let pool = leak(crate::scheds::tokio::TokioSched::build(workers));
+    warm_up(pool, workers);
+    pool.runtime()
+}
+
+fn tokio_event_chain(workers: usize, chains: usize) -> Measured {
+    use tokio::sync::Notify;
+    let rt = tokio_pool(workers);
+    let ((), wall, cpu) = timed(|| {
+        for _ in 0..chains {
+            let events: Vec<Arc<Notify>> =
+                (0..=CHAIN_TASKS).map(|_| Arc::new(Notify::new())).collect();
+            for i in 0..CHAIN_TASKS {
+                let (prev, next) = (events[i].clone(), events[i + 1].clone());
+                drop(rt.spawn(async move {
+                    prev.notified().await;
+                    next.notify_one();
+                }));
+            }
+            events[0].notify_one();
+            rt.block_on(events[CHAIN_TASKS].notified());
+        }
+    });
+    Measured::new(wall, cpu, ns_per(wall, (chains * CHAIN_TASKS) as u64))
+}
+
+fn tokio_baton(workers: usize, passes: usize) -> Measured {
+    use tokio::sync::Notify;
+    let rt = tokio_pool(workers);
+    let (to_a, to_b, done) = (
+        Arc::new(Notify::new()),
+        Arc::new(Notify::new()),
+        Arc::new(Notify::new()),
+    );
+    let ((), wall, cpu) = timed(|| {
+        let (a_in, a_out) = (to_a.clone(), to_b.clone());
+        drop(rt.spawn(async move {
+            for _ in 0..passes {
+                a_in.notified().await;
+                a_out.notify_one();
+            }
+        }));
+        let (b_in, b_out, b_done) = (to_b.clone(), to_a.clone(), done.clone());
+        drop(rt.spawn(async move {
+            for _ in 0..passes {
+                b_in.notified().await;
+                b_out.notify_one();
+            }
+            b_done.notify_one();
+        }));
+        to_a.notify_one();
+        rt.block_on(done.notified());
+    });
+    Measured::new(wall, cpu, ns_per(wall, passes as u64))
+}
+
+fn tokio_ticket(workers: usize, queues: usize) -> Measured {
+    use tokio::sync::oneshot;
+    let rt = tokio_pool(workers);
+    let ((), wall, cpu) = timed(|| {
+        for _ in 0..queues {
+            // Taking a ticket = receiving the previous ticket's "done".
+            let (first_tx, mut turn) = oneshot::channel::<()>();
+            first_tx.send(()).unwrap();
+            for _ in 0..CHAIN_TASKS {
+                let (done_tx, next_turn) = oneshot::channel::<()>();
+                let my_turn = std::mem::replace(&mut turn, next_turn);
+                drop(rt.spawn(async move {
+                    my_turn.await.unwrap();
+                    done_tx.send(()).unwrap();
+                }));
+            }
+            rt.block_on(turn).unwrap();
+        }
+    });
+    Measured::new(wall, cpu, ns_per(wall, (queues * CHAIN_TASKS) as u64))
+}

@@ -1,0 +1,126 @@
+//! Scenarios: the dispatch from a (case, scheduler) pair to the family
+//! module that runs it in a child process, and the helpers every scenario
+//! shares (timing, leaking pools, warm-up, quantiles). The list of cases
+//! itself lives in catalogue.rs.
+
+mod catalogue;
+pub mod go;
+pub mod join;
+pub mod marl;
+pub mod tpcpp;
+pub mod wake;
+
+pub use catalogue::{catalogue, find, Case, Fit, Mode};
+
+use crate::rusage::process_cpu;
+use crate::scheds::SchedKind;
+use std::time::{Duration, Instant};
+
+/// What a scenario measured in its timed section.
+pub struct Measured {
+    pub wall: Duration,
+    /// Process CPU over the timed section (a trickle producer's own CPU removed).
+    pub cpu: Duration,
+    pub figure: f64,
+    pub extra: Vec<(&'static str, f64)>,
+}
+
+impl Measured {
+    pub fn new(wall: Duration, cpu: Duration, figure: f64) -> Self {
+        Measured {
+            wall,
+            cpu,
+            figure,
+            extra: Vec::new(),
+        }
+    }
+
+    pub fn with(mut self, key: &'static str, value: f64) -> Self {
+        self.extra.push((key, value));
+        self
+    }
+}
+
+/// Runs `body` and returns its result, wall time and process CPU time.
+pub fn timed<R>(body: impl FnOnce() -> R) -> (R, Duration, Duration) {
+    let cpu0 = process_cpu();
+    let t0 = Instant::now();
+    let out = body();
+    let wall = t0.elapsed();
+    (out, wall, process_cpu().saturating_sub(cpu0))
+}
+
+/// Pools are leaked: tasks then hold `&'static` pools with no reference
+/// counting on the hot path, and no task can ever drop its own pool. Each
+/// child process runs one measurement and exits.
+pub fn leak<T>(value: T) -> &'static T {
+    Box::leak(Box::new(value))
+}
+
+/// Starts every worker thread (some pools start lazily) before anything is
+/// timed: a few empty tasks per worker, waited for.
+pub fn warm_up<S: crate::scheds::Sched>(pool: &S, workers: usize) {
+    let latch = leak(crate::latch::Latch::new(workers * 4));
+    for _ in 0..workers * 4 {
+        pool.spawn(move || latch.count_down());
+    }
+    latch.wait();
+}
+
+pub fn ns_per(d: Duration, count: u64) -> f64 {
+    d.as_nanos() as f64 / count.max(1) as f64
+}
+
+/// Value at quantile `q` (0..=1) of an unsorted sample.
+pub fn quantile(samples: &mut [f64], q: f64) -> f64 {
+    if samples.is_empty() {
+        return f64::NAN;
+    }
+    samples.sort_by(f64::total_cmp);
+    let idx = ((samples.len() - 1) as f64 * q).round() as usize;
+    samples[idx]
+}
+
+/// Runs one case on one scheduler in this (child) process.
+pub fn run(case: &Case, kind: SchedKind, workers: usize, size: u64) -> Measured {
+    match case.scenario.split_once('/').map(|(family, _)| family) {
+        Some("marl") => marl::run(case, kind, workers, size),
+        Some("tpcpp") => tpcpp::run(case, kind, workers, size),
+        Some("go") => go::run(case, kind, workers, size),
+        Some("wake") => wake::run(case, kind, workers, size),
+        Some("join") => join::run(case, kind, workers, size),
+        _ => panic!("unknown scenario {}", case.scenario),
+    }
+}
+
+/// Calls `$f::<Adapter>(args)` for every scheduler that implements
+/// [`crate::scheds::Sched`]; the others are filtered out by `fit` first.
+#[macro_export]
+macro_rules! with_sched {
+    ($kind:expr, $f:ident ( $($arg:expr),* $(,)? )) => {
+        match $kind {
+            $crate::scheds::SchedKind::Weft => $f::<$crate::scheds::weft::WeftSched>($($arg),*),
+            $crate::scheds::SchedKind::Rayon => $f::<$crate::scheds::rayon::RayonSched>($($arg),*),
+            $crate::scheds::SchedKind::Tokio => $f::<$crate::scheds::tokio::TokioSched>($($arg),*),
+            $crate::scheds::SchedKind::Threadpool => {
+                $f::<$crate::scheds::threadpool::ThreadpoolSched>($($arg),*)
+            }
+            other => panic!("{} cannot run this scenario", other.name()),
+        }
+    };
+}
+
+/// Like [`with_sched!`] for schedulers whose tasks block on events/tickets.
+#[macro_export]
+macro_rules! with_blocking {
+    ($kind:expr, $f:ident ( $($arg:expr),* $(,)? )) => {
+        match $kind {
+            $crate::scheds::SchedKind::Weft => $f::<$crate::scheds::weft::WeftSched>($($arg),*),
+            $crate::scheds::SchedKind::Rayon => $f::<$crate::scheds::rayon::RayonSched>($($arg),*),
+            $crate::scheds::SchedKind::Threadpool => {
+                $f::<$crate::scheds::threadpool::ThreadpoolSched>($($arg),*)
+            }
+            other => panic!("{} has no blocking primitives", other.name()),
+        }
+    };
+}

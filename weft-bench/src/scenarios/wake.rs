@@ -1,0 +1,83 @@
+//! Wake-up scenarios: how fast a parked pool starts one task (latency), and
+//! how fast T tasks submitted at once reach T parked workers (fan-out).
+
+use super::{leak, quantile, timed, warm_up, Case, Measured};
+use crate::scheds::{thread_slot, Sched, SchedKind};
+use crate::with_sched;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// Long enough for every pool to stop searching and park.
+const PARK_GAP: Duration = Duration::from_millis(3);
+/// Each fan-out task holds its worker this long, so one worker cannot
+/// quietly run several of them: a task left for a busy worker starts late.
+const HOLD: Duration = Duration::from_millis(1);
+
+pub fn run(case: &Case, kind: SchedKind, workers: usize, size: u64) -> Measured {
+    match case.scenario {
+        "wake/latency" => with_sched!(kind, latency(workers, size as usize)),
+        "wake/fan-out" => with_sched!(kind, fan_out(workers, size as usize)),
+        other => panic!("unknown wake scenario {other}"),
+    }
+}
+
+fn latency<S: Sched>(workers: usize, samples: usize) -> Measured {
+    let pool = leak(S::build(workers));
+    warm_up(pool, workers);
+    let (tx, rx) = mpsc::channel::<Duration>();
+    let (mut lat_us, wall, cpu) = timed(|| {
+        let mut lat_us = Vec::with_capacity(samples);
+        for _ in 0..samples {
+            std::thread::sleep(PARK_GAP);
+            let tx = tx.clone();
+            let submit = Instant::now();
+            pool.spawn(move || tx.send(submit.elapsed()).unwrap());
+            lat_us.push(rx.recv().unwrap().as_secs_f64() * 1e6);
+        }
+        lat_us
+    });
+    let p50 = quantile(&mut lat_us, 0.5);
+    Measured::new(wall, cpu, p50)
+        .with("p99_us", quantile(&mut lat_us, 0.99))
+        .with("max_us", quantile(&mut lat_us, 1.0))
+}
+
+fn fan_out<S: Sched>(workers: usize, samples: usize) -> Measured {
+    let pool = leak(S::build(workers));
+    warm_up(pool, workers);
+    let (tx, rx) = mpsc::channel::<(Duration, usize)>();
+    let (done_tx, done_rx) = mpsc::channel::<()>();
+    let ((mut last_us, spread), wall, cpu) = timed(|| {
+        let mut last_us = Vec::with_capacity(samples);
+        let mut all_workers = 0;
+        for _ in 0..samples {
+            std::thread::sleep(PARK_GAP);
+            let submit = Instant::now();
+            for _ in 0..workers {
+                let (tx, done_tx) = (tx.clone(), done_tx.clone());
+                pool.spawn(move || {
+                    let started = submit.elapsed();
+                    tx.send((started, S::worker_index().unwrap_or_else(thread_slot)))
+                        .unwrap();
+                    std::thread::sleep(HOLD);
+                    done_tx.send(()).unwrap();
+                });
+            }
+            let starts: Vec<(Duration, usize)> = (0..workers).map(|_| rx.recv().unwrap()).collect();
+            let last = starts.iter().map(|s| s.0).max().unwrap_or_default();
+            last_us.push(last.as_secs_f64() * 1e6);
+            let mut ids: Vec<usize> = starts.iter().map(|s| s.1).collect();
+            ids.sort_unstable();
+            ids.dedup();
+            if ids.len() == workers {
+                all_workers += 1;
+            }
+            (0..workers).for_each(|_| done_rx.recv().unwrap());
+        }
+        (last_us, all_workers)
+    });
+    let p50 = quantile(&mut last_us, 0.5);
+    Measured::new(wall, cpu, p50)
+        .with("p99_us", quantile(&mut last_us, 0.99))
+        .with("samples_all_workers", spread as f64)
+}
