@@ -19,10 +19,16 @@ pub const WORKERS_ENV: &str = "WEFT_WORKERS";
 pub const MIN_STACK_SIZE: usize = 32 * 1024;
 
 /// How long a searching worker looks for work before it parks, unless
-/// [`Builder::spin`] says otherwise. Chosen by measurement (see
-/// `docs/BENCHMARKS.md`): about what a park-and-wake round trip costs here, so
-/// a worker never burns more than twice the cost of sleeping right away.
-pub const DEFAULT_SPIN: Duration = Duration::from_micros(20);
+/// [`Builder::spin`] says otherwise: zero, that is one sweep of every queue
+/// (more only while a sweep loses races for tasks that were there).
+///
+/// Chosen by measurement with `weft-bench --only go/trickle` (a 2-5 us task
+/// every 20-100 us, 2 cores): pool CPU per useful CPU was 2.6 with no spin,
+/// 4.0 with 5 us and 8.1 with 20 us (`threadpool`: 6.5-7.6), while `join/fib`,
+/// `marl/fork-join cpu`, `marl/empty` and `tpcpp/throughput` were no slower
+/// without spinning. A task that arrives after the sweep costs one wake-up
+/// instead, which here is cheaper than spinning through the gap.
+pub const DEFAULT_SPIN: Duration = Duration::ZERO;
 
 /// Why a pool could not be built.
 #[derive(Debug)]
@@ -138,7 +144,8 @@ impl Builder {
     }
 
     /// How long a searching worker sweeps the queues before it parks.
-    /// Default: [`DEFAULT_SPIN`]. `Duration::ZERO` means one sweep.
+    /// Default: [`DEFAULT_SPIN`] (one sweep). A longer spin trades CPU for
+    /// lower latency when tasks arrive in gaps shorter than a wake-up.
     pub fn spin(mut self, spin: Duration) -> Self {
         self.spin = Some(spin);
         self

@@ -16,6 +16,11 @@ use crate::latch::Latch;
 pub(crate) struct JobRef {
     data: *const (),
     run: unsafe fn(*const ()),
+    /// Counted in the pool's pushed/executed books (see `Registry::is_drained`).
+    /// Stack jobs are not: their owner is a running job that cannot finish
+    /// before them, so they never decide whether the pool has drained, and
+    /// `join` stays free of the bookkeeping.
+    counted: bool,
 }
 
 // SAFETY: a JobRef is only built from jobs whose closures are `Send` (see the
@@ -32,6 +37,18 @@ impl JobRef {
     pub(crate) unsafe fn run(self) {
         // SAFETY: forwarded from this function's contract.
         unsafe { (self.run)(self.data) }
+    }
+
+    /// The same job, counted in the drain books: for stack jobs pushed from
+    /// outside the pool (`install`), whose owner is not a running job.
+    pub(crate) fn counted(mut self) -> JobRef {
+        self.counted = true;
+        self
+    }
+
+    /// Whether this job is counted in the drain books.
+    pub(crate) fn is_counted(&self) -> bool {
+        self.counted
     }
 
     /// Whether this reference points at `job` (used by `join` to recognise its own
@@ -57,6 +74,7 @@ impl<F: FnOnce() + Send> HeapJob<F> {
         JobRef {
             data: data as *const (),
             run: Self::run_boxed,
+            counted: true,
         }
     }
 
@@ -106,7 +124,8 @@ impl<L: Latch, F: FnOnce() -> R + Send, R: Send> StackJob<L, F, R> {
         &self.latch
     }
 
-    /// A queue reference to this job.
+    /// A queue reference to this job. It is not counted in the drain books,
+    /// except through [`JobRef::counted`] for jobs injected from outside.
     ///
     /// # Safety
     /// The job must stay in place and alive until its latch is set, and the
@@ -116,6 +135,7 @@ impl<L: Latch, F: FnOnce() -> R + Send, R: Send> StackJob<L, F, R> {
         JobRef {
             data: self as *const Self as *const (),
             run: Self::run_on_worker,
+            counted: false,
         }
     }
 

@@ -47,16 +47,13 @@ where
     RA: Send,
     RB: Send,
 {
-    let job_b = StackJob::new(b, OwnerLatch::for_current_thread());
+    let job_b = StackJob::new(b, OwnerLatch::for_worker(worker));
     // SAFETY: `job_b` stays in this frame until it is popped back unrun or its
     // latch is set: every path below ends in one of the two before returning,
     // including the path where `a` panics.
     worker.push(unsafe { job_b.as_job_ref() });
     let result_a = panic::catch_unwind(AssertUnwindSafe(a));
     let reclaimed = reclaim_or_wait(worker, &job_b);
-    if reclaimed {
-        worker.count_reclaimed();
-    }
     match result_a {
         Ok(value_a) if reclaimed => (value_a, job_b.run_inline()),
         Ok(value_a) => (value_a, job_b.into_result().into_value()),

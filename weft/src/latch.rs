@@ -49,16 +49,23 @@ unsafe impl Send for OwnerLatch {}
 impl OwnerLatch {
     /// A latch owned by the calling thread.
     pub(crate) fn for_current_thread() -> OwnerLatch {
-        let owner = match WorkerThread::current() {
-            Some(worker) => Owner::Worker {
+        match WorkerThread::current() {
+            Some(worker) => OwnerLatch::for_worker(worker),
+            None => OwnerLatch {
+                done: AtomicBool::new(false),
+                owner: Owner::Thread(thread::current()),
+            },
+        }
+    }
+
+    /// A latch owned by `worker`, which must be the calling thread's.
+    pub(crate) fn for_worker(worker: &WorkerThread) -> OwnerLatch {
+        OwnerLatch {
+            done: AtomicBool::new(false),
+            owner: Owner::Worker {
                 registry: worker.registry_arc() as *const Arc<Registry>,
                 index: worker.index(),
             },
-            None => Owner::Thread(thread::current()),
-        };
-        OwnerLatch {
-            done: AtomicBool::new(false),
-            owner,
         }
     }
 

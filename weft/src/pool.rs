@@ -303,7 +303,9 @@ where
     }
     let job = StackJob::new(op, OwnerLatch::for_current_thread());
     // SAFETY: `job` stays on this frame until its latch is set: we wait below.
-    let job_ref = unsafe { job.as_job_ref() };
+    // Counted: its owner is outside the pool, so nothing running in the pool
+    // keeps the pool from looking drained while the job is queued.
+    let job_ref = unsafe { job.as_job_ref() }.counted();
     if registry.inject(job_ref, |job_ref| job_ref).is_err() {
         panic!("install: the pool has shut down");
     }

@@ -44,7 +44,8 @@ impl WorkerCounters {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct WorkerStats {
-    /// Tasks this worker ran (including `join` halves it ran itself).
+    /// Tasks this worker ran: spawned tasks, `install` and `broadcast` jobs.
+    /// The halves of `join` are not counted (they cost no bookkeeping).
     pub tasks_run: u64,
     /// Tasks it took from another worker's queue.
     pub tasks_stolen: u64,

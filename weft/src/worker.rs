@@ -69,7 +69,9 @@ impl WorkerThread {
 
     /// Pushes a job onto this worker's own queue, where thieves can take it.
     pub(crate) fn push(&self, job: JobRef) {
-        JobCounters::bump(&self.registry.counters[self.index].pushed);
+        if job.is_counted() {
+            JobCounters::bump(&self.registry.counters[self.index].pushed);
+        }
         self.local.push(job);
         self.registry.sleep.notify_work();
     }
@@ -79,21 +81,18 @@ impl WorkerThread {
         self.local.pop()
     }
 
-    /// Counts a job its owner popped back and ran inline (`join`), so the
-    /// drain check's books balance.
-    pub(crate) fn count_reclaimed(&self) {
-        JobCounters::bump(&self.registry.counters[self.index].executed);
-    }
-
     /// Runs one job, sending a panic that escapes it to the pool's handler.
     pub(crate) fn execute(&self, job: JobRef) {
+        let counted = job.is_counted();
         // SAFETY: the job was just taken out of a queue (or popped back by its
         // owner), so this is its only run.
         let outcome = panic::catch_unwind(AssertUnwindSafe(|| unsafe { job.run() }));
         if let Err(payload) = outcome {
             self.registry.handle_panic(payload);
         }
-        JobCounters::bump(&self.registry.counters[self.index].executed);
+        if counted {
+            JobCounters::bump(&self.registry.counters[self.index].executed);
+        }
     }
 
     /// Runs tasks until `done()` holds. Used for the worker's whole life (with
