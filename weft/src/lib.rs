@@ -37,9 +37,15 @@
 //! The known limit of this approach: a helping worker runs the other task on
 //! top of its own stack, so it can only return from its wait once that task
 //! returns. If the helped task itself waits for something that only the
-//! helper's caller will do after its wait returns, the two wait on each other.
-//! Keep such hand-offs (a task that waits for a later action of the code that
-//! spawned it) outside the pool, or use [`Pool::spawn_on`] to keep them apart.
+//! helper's own task will do after its wait returns, the two wait on each
+//! other and the worker deadlocks. marl's `event-chain` (task *i* waits on
+//! event *i*, then signals *i + 1*), `event-baton` (two tasks hand control back
+//! and forth) and `ticket` benchmarks are of this shape when their tasks are
+//! queued in the pool they wait in; `weft-bench` reports them as failed runs.
+//! Chains like these belong on plain threads (or, later, on futures), not on
+//! tasks that block a worker. Waits on work the waiting task spawned itself
+//! (fork-join through a `WaitGroup`, `JoinHandle` or `scope`) are safe as long
+//! as those tasks do not in turn wait for the waiting task.
 //!
 //! ## Panics
 //!
