@@ -287,3 +287,24 @@ fn a_pool_dropped_inside_its_own_task_drains_and_exits() {
     });
     wait.recv().unwrap();
 }
+
+#[test]
+fn a_failed_thread_start_is_an_error_and_leaks_no_worker() {
+    // No system maps a stack this large, so the first worker fails to start.
+    let stopped = Arc::new(AtomicUsize::new(0));
+    let counter = Arc::clone(&stopped);
+    let result = Pool::builder()
+        .workers(4)
+        .stack_size(1 << 60)
+        .on_thread_stop(move |_| {
+            counter.fetch_add(1, Ordering::SeqCst);
+        })
+        .build();
+    match result {
+        Err(BuildError::ThreadSpawn { index, .. }) => {
+            // Every worker started before the failure was stopped and joined.
+            assert_eq!(stopped.load(Ordering::SeqCst), index);
+        }
+        other => panic!("expected a thread start error, got {other:?}"),
+    }
+}
