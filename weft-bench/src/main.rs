@@ -13,6 +13,7 @@ mod rusage;
 mod scenarios;
 mod scheds;
 mod stats;
+mod trace_cmd;
 mod work;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
@@ -80,6 +81,10 @@ enum Sub {
     /// Internal: run one measurement and print its JSON record.
     #[command(hide = true)]
     Child(child::ChildArgs),
+    /// Run marl's fork-and-join scenario (rounds of one 10 ms task per worker)
+    /// on a traced weft pool; write trace.json (Perfetto UI, chrome://tracing)
+    /// and timeline.svg.
+    Trace(trace_cmd::TraceArgs),
 }
 
 /// The scenario list for --help, one line each, plus what stands in for
@@ -123,6 +128,7 @@ fn main() -> ExitCode {
     };
     match cli.child {
         Some(Sub::Child(args)) => child::run(args),
+        Some(Sub::Trace(args)) => trace_cmd::run(args),
         None => suite(cli),
     }
 }

@@ -109,6 +109,8 @@ pub struct Builder {
     on_thread_stop: Option<ThreadHook>,
     panic_handler: Option<PanicHandler>,
     pin_workers: bool,
+    #[cfg(feature = "trace")]
+    trace: Option<usize>,
 }
 
 impl fmt::Debug for Builder {
@@ -119,6 +121,7 @@ impl fmt::Debug for Builder {
             .field("spin", &self.spin)
             .field("stack_size", &self.stack_size)
             .field("pin_workers", &self.pin_workers)
+            .field("trace", &self.trace_setting())
             .finish_non_exhaustive()
     }
 }
@@ -193,6 +196,34 @@ impl Builder {
         self
     }
 
+    /// Records what each worker does — tasks run (with their names, see
+    /// [`Pool::spawn_named`]), searches, parks and wake-ups, steals and
+    /// injections — in a ring of the last `events_per_worker` events per
+    /// worker, for [`Pool::trace`]. Default: off. Only with the cargo feature
+    /// `trace`; without it no recording code is compiled in.
+    ///
+    /// ```
+    /// # #[cfg(feature = "trace")] {
+    /// let pool = weft::Pool::builder().workers(2).trace(10_000).build().unwrap();
+    /// pool.spawn_named("hello", || println!("hello"));
+    /// # }
+    /// ```
+    #[cfg(feature = "trace")]
+    pub fn trace(mut self, events_per_worker: usize) -> Self {
+        self.trace = Some(events_per_worker);
+        self
+    }
+
+    #[cfg(feature = "trace")]
+    fn trace_setting(&self) -> Option<usize> {
+        self.trace
+    }
+
+    #[cfg(not(feature = "trace"))]
+    fn trace_setting(&self) -> Option<usize> {
+        None
+    }
+
     /// Starts the pool.
     pub fn build(self) -> Result<Pool, BuildError> {
         let workers = match self.workers {
@@ -224,6 +255,10 @@ impl Builder {
             panic_handler: self.panic_handler,
             on_thread_start: self.on_thread_start,
             on_thread_stop: self.on_thread_stop,
+            #[cfg(feature = "trace")]
+            trace: self
+                .trace
+                .map(|events| crate::trace::Tracer::new(workers, events)),
         };
         let registry = Arc::new(Registry::new(stealers, max_spinning, hooks));
         let cores = if self.pin_workers {

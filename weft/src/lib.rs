@@ -42,8 +42,9 @@
 //! event *i*, then signals *i + 1*), `event-baton` (two tasks hand control back
 //! and forth) and `ticket` benchmarks are of this shape when their tasks are
 //! queued in the pool they wait in; `weft-bench` reports them as failed runs.
-//! Chains like these belong on plain threads (or, later, on futures), not on
-//! tasks that block a worker. Waits on work the waiting task spawned itself
+//! Chains like these belong in futures (`spawn_future` with `wait_async`,
+//! which hold no worker while they wait) or on plain threads, not in tasks
+//! that block a worker. Waits on work the waiting task spawned itself
 //! (fork-join through a `WaitGroup`, `JoinHandle` or `scope`) are safe as long
 //! as those tasks do not in turn wait for the waiting task.
 //!
@@ -56,9 +57,24 @@
 
 #![warn(missing_debug_implementations, unsafe_op_in_unsafe_fn)]
 
+/// Runs the enclosed statement only with the `trace` feature: a tracing hook
+/// in the worker loop. Without the feature it expands to nothing, so the hooks
+/// cost nothing at all.
+#[cfg(feature = "trace")]
+#[cfg_attr(loom, allow(unused_macros))]
+macro_rules! trace_hook {
+    ($($hook:tt)*) => { $($hook)* };
+}
+#[cfg(not(feature = "trace"))]
+#[cfg_attr(loom, allow(unused_macros))]
+macro_rules! trace_hook {
+    ($($hook:tt)*) => {};
+}
+
 #[cfg(not(loom))]
 mod builder;
 mod facade;
+mod future;
 #[cfg(not(loom))]
 mod global;
 #[cfg(not(loom))]
@@ -80,6 +96,8 @@ mod stats;
 mod sync;
 #[cfg(not(loom))]
 mod task;
+#[cfg(all(feature = "trace", not(loom)))]
+pub mod trace;
 #[cfg(not(loom))]
 mod waiter;
 #[cfg(not(loom))]
@@ -90,6 +108,8 @@ mod sleep_loom_tests;
 
 #[cfg(not(loom))]
 pub use crate::builder::{BuildError, Builder, DEFAULT_SPIN, MIN_STACK_SIZE, WORKERS_ENV};
+#[cfg(not(loom))]
+pub use crate::future::{block_on, spawn_future, yield_now, YieldNow};
 #[cfg(not(loom))]
 pub use crate::join::join;
 #[cfg(not(loom))]
@@ -102,6 +122,8 @@ pub use crate::stats::{Stats, WorkerStats};
 pub use crate::sync::{Condvar, Event, EventMode, Ticket, TicketQueue, WaitGroup};
 #[cfg(not(loom))]
 pub use crate::task::JoinHandle;
+#[cfg(all(feature = "trace", not(loom)))]
+pub use crate::trace::Trace;
 
 /// Runs `task` on the current worker's pool (its own queue), or on the global
 /// pool when called outside any pool.
@@ -127,4 +149,26 @@ where
 #[cfg(not(loom))]
 pub fn current_worker_index() -> Option<usize> {
     worker::WorkerThread::current().map(worker::WorkerThread::index)
+}
+
+/// Names the task running on the calling worker in its pool's trace (cargo
+/// feature `trace`, with `Builder::trace` on): the way to name a task spawned
+/// in a [`Scope`] or through `weft::spawn`. The name goes on the innermost task
+/// still running; elsewhere, or without tracing, this does nothing.
+///
+/// ```
+/// let pool = weft::Pool::builder().workers(2).build().unwrap();
+/// pool.scope(|s| {
+///     s.spawn(|_| {
+///         weft::name_current_task("render");
+///     });
+/// });
+/// ```
+#[cfg(not(loom))]
+#[inline]
+pub fn name_current_task(name: &'static str) {
+    #[cfg(feature = "trace")]
+    trace::name_current_task(name);
+    #[cfg(not(feature = "trace"))]
+    let _ = name;
 }

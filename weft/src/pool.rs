@@ -81,6 +81,28 @@ impl Pool {
         }
     }
 
+    /// As [`Pool::spawn`], naming the task in the pool's trace (see
+    /// `Builder::trace`, cargo feature `trace`). Without the feature this is
+    /// simply `spawn`.
+    ///
+    /// ```
+    /// let pool = weft::Pool::builder().workers(2).build().unwrap();
+    /// pool.spawn_named("compress", || ());
+    /// ```
+    pub fn spawn_named<F>(&self, name: &'static str, task: F)
+    where
+        F: FnOnce() + Send + 'static,
+    {
+        #[cfg(feature = "trace")]
+        let task = move || {
+            crate::trace::name_current_task(name);
+            task();
+        };
+        #[cfg(not(feature = "trace"))]
+        let _ = name;
+        self.spawn(task);
+    }
+
     /// Runs `task` on some worker; the handle gives its result (or its panic).
     ///
     /// ```
@@ -173,11 +195,66 @@ impl Pool {
         self.registry.stats()
     }
 
+    /// A snapshot of the events each worker recorded: tasks, searches, parks,
+    /// steals, injections (see [`Trace`](crate::Trace)). Empty unless the pool
+    /// was built with [`Builder::trace`]. Only with the cargo feature `trace`.
+    #[cfg(feature = "trace")]
+    pub fn trace(&self) -> crate::trace::Trace {
+        crate::trace::snapshot(&self.registry)
+    }
+
     /// A cloneable handle for giving this pool tasks from anywhere.
     pub fn handle(&self) -> Handle {
         Handle {
             registry: Arc::clone(&self.registry),
         }
+    }
+
+    /// Runs `future` as a task of this pool: its polls are queued and run like
+    /// closures, and a wake queues the next poll on the waking worker's own
+    /// queue (or on the pool's global queue from any other thread). A pending
+    /// future holds no worker. The handle gives its output, or the payload of
+    /// a panic in it; dropping the handle detaches the task.
+    ///
+    /// A future that can never be polled again is dropped, and its handle
+    /// reports `Err`: when the last waker of a pending future goes, and when
+    /// the pool is dropped (queued polls still run first).
+    ///
+    /// ```
+    /// let pool = weft::Pool::builder().workers(2).build().unwrap();
+    /// let handle = pool.spawn_future(async {
+    ///     let part = weft::spawn_future(async { 40 });
+    ///     part.await.unwrap() + 2
+    /// });
+    /// assert_eq!(handle.join().unwrap(), 42);
+    /// ```
+    pub fn spawn_future<F>(&self, future: F) -> JoinHandle<F::Output>
+    where
+        F: std::future::Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        crate::future::spawn_in(&self.registry, future)
+    }
+
+    /// Runs `future` to completion on a worker of this pool (as
+    /// [`install`](Pool::install) runs a closure) and returns its output. While
+    /// it is pending, that worker runs other tasks of the pool; tasks it
+    /// spawns with [`weft::spawn_future`](crate::spawn_future) go to this pool.
+    ///
+    /// ```
+    /// let pool = weft::Pool::builder().workers(2).build().unwrap();
+    /// let on_worker = pool.block_on(async {
+    ///     weft::yield_now().await;
+    ///     weft::current_worker_index().is_some()
+    /// });
+    /// assert!(on_worker);
+    /// ```
+    pub fn block_on<F>(&self, future: F) -> F::Output
+    where
+        F: std::future::Future + Send,
+        F::Output: Send,
+    {
+        self.install(|| crate::future::block_on(future))
     }
 }
 
@@ -191,6 +268,10 @@ impl Drop for Pool {
             for thread in self.threads.drain(..) {
                 let _ = thread.join();
             }
+            // Futures still waiting for a wake can never run now: drop them.
+            // (Dropped from inside, the workers still drain, and the queued
+            // work may yet wake them.)
+            crate::future::drop_parked(&self.registry);
         }
     }
 }

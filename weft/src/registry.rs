@@ -21,6 +21,9 @@ pub(crate) struct Hooks {
     pub(crate) panic_handler: Option<PanicHandler>,
     pub(crate) on_thread_start: Option<ThreadHook>,
     pub(crate) on_thread_stop: Option<ThreadHook>,
+    /// The event recorder, when `Builder::trace` turned tracing on.
+    #[cfg(feature = "trace")]
+    pub(crate) trace: Option<crate::trace::Tracer>,
 }
 
 /// Counts of jobs pushed by and run on one worker. Each field has one writer
@@ -87,6 +90,7 @@ impl Registry {
         if !self.reserve_external() {
             return Err(item);
         }
+        trace_hook!(crate::trace::record_inject(self, None));
         self.injector.push(make_job(item));
         self.sleep.notify_work();
         Ok(())
@@ -102,6 +106,7 @@ impl Registry {
         if !self.reserve_external() {
             return Err(item);
         }
+        trace_hook!(crate::trace::record_inject(self, Some(index)));
         self.pinned[index].push(make_job(item));
         self.sleep.wake_worker(index);
         Ok(())

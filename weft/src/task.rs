@@ -2,9 +2,12 @@
 //! result back.
 
 use std::fmt;
+use std::future::Future;
 use std::panic::{self, AssertUnwindSafe};
+use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll, Waker};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -49,16 +52,7 @@ where
     F: FnOnce() -> T + Send + 'static,
     T: Send + 'static,
 {
-    let packet = Arc::new(Packet {
-        done: AtomicBool::new(false),
-        inner: Mutex::new(PacketInner {
-            result: None,
-            waiter: None,
-        }),
-    });
-    let handle = JoinHandle {
-        packet: Arc::clone(&packet),
-    };
+    let (handle, packet) = packet();
     let job = move || {
         let result = panic::catch_unwind(AssertUnwindSafe(task));
         packet.complete(result);
@@ -66,7 +60,24 @@ where
     (handle, job)
 }
 
-struct Packet<T> {
+/// A fresh result slot and the handle that reads it.
+pub(crate) fn packet<T>() -> (JoinHandle<T>, Arc<Packet<T>>) {
+    let packet = Arc::new(Packet {
+        done: AtomicBool::new(false),
+        inner: Mutex::new(PacketInner {
+            result: None,
+            waiter: None,
+            waker: None,
+        }),
+    });
+    let handle = JoinHandle {
+        packet: Arc::clone(&packet),
+    };
+    (handle, packet)
+}
+
+/// Where a task leaves its result for its [`JoinHandle`].
+pub(crate) struct Packet<T> {
     /// Set once `inner.result` holds the result. Release/Acquire pairs the
     /// result's write with the joiner's read.
     done: AtomicBool,
@@ -76,22 +87,28 @@ struct Packet<T> {
 struct PacketInner<T> {
     result: Option<thread::Result<T>>,
     waiter: Option<Waiter>,
+    /// The task of a future awaiting the handle.
+    waker: Option<Waker>,
 }
 
 impl<T> Packet<T> {
-    fn complete(&self, result: thread::Result<T>) {
-        let waiter = {
+    /// Stores the result and wakes whoever waits for it. Called at most once.
+    pub(crate) fn complete(&self, result: thread::Result<T>) {
+        let (waiter, waker) = {
             let mut inner = lock(&self.inner);
             inner.result = Some(result);
             self.done.store(true, Ordering::Release);
-            inner.waiter.take()
+            (inner.waiter.take(), inner.waker.take())
         };
         if let Some(waiter) = waiter {
             waiter.wake();
         }
+        if let Some(waker) = waker {
+            waker.wake();
+        }
     }
 
-    fn is_done(&self) -> bool {
+    pub(crate) fn is_done(&self) -> bool {
         self.done.load(Ordering::Acquire)
     }
 }
@@ -102,8 +119,20 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-/// The result of a task started with [`Pool::spawn_with_handle`](crate::Pool::spawn_with_handle).
-/// Dropping it detaches the task, which still runs.
+/// The result of a task started with [`Pool::spawn_with_handle`](crate::Pool::spawn_with_handle)
+/// or [`Pool::spawn_future`](crate::Pool::spawn_future). Dropping it detaches
+/// the task, which still runs.
+///
+/// Besides [`join`](JoinHandle::join), which blocks, the handle is itself a
+/// future of the task's result, so async code awaits it without holding a
+/// thread:
+///
+/// ```
+/// let pool = weft::Pool::builder().workers(2).build().unwrap();
+/// let inner = pool.spawn_with_handle(|| 6 * 7);
+/// let outer = pool.spawn_future(async move { inner.await.unwrap() + 1 });
+/// assert_eq!(outer.join().unwrap(), 43);
+/// ```
 pub struct JoinHandle<T> {
     packet: Arc<Packet<T>>,
 }
@@ -158,5 +187,29 @@ impl<T> JoinHandle<T> {
             .result
             .take()
             .expect("a finished task leaves its result")
+    }
+}
+
+impl<T> Future for JoinHandle<T> {
+    type Output = thread::Result<T>;
+
+    /// Ready with the task's result, or the payload of its panic.
+    ///
+    /// # Panics
+    /// If polled again after it returned `Ready`.
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let mut inner = lock(&self.packet.inner);
+        if let Some(result) = inner.result.take() {
+            return Poll::Ready(result);
+        }
+        assert!(
+            !self.packet.is_done(),
+            "JoinHandle polled after it returned its result"
+        );
+        match &mut inner.waker {
+            Some(waker) if waker.will_wake(cx.waker()) => {}
+            slot => *slot = Some(cx.waker().clone()),
+        }
+        Poll::Pending
     }
 }

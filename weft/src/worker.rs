@@ -15,6 +15,8 @@ use crate::job::JobRef;
 use crate::registry::{JobCounters, Registry};
 use crate::sleep::{Idle, Wake};
 use crate::stats::WorkerCounters;
+#[cfg(feature = "trace")]
+use crate::trace::{self, EventKind};
 
 /// How often (in tasks) a worker looks at the shared queues and the oldest end
 /// of its own queue before its newest task, so that no queue starves under a
@@ -84,12 +86,15 @@ impl WorkerThread {
     /// Runs one job, sending a panic that escapes it to the pool's handler.
     pub(crate) fn execute(&self, job: JobRef) {
         let counted = job.is_counted();
+        trace_hook!(self.trace(EventKind::TaskStart { name: None }));
         // SAFETY: the job was just taken out of a queue (or popped back by its
         // owner), so this is its only run.
         let outcome = panic::catch_unwind(AssertUnwindSafe(|| unsafe { job.run() }));
         if let Err(payload) = outcome {
             self.registry.handle_panic(payload);
         }
+        // Before the count, so a task counted in the stats has its end traced.
+        trace_hook!(self.trace(EventKind::TaskEnd));
         if counted {
             JobCounters::bump(&self.registry.counters[self.index].executed);
         }
@@ -181,12 +186,14 @@ impl WorkerThread {
         } else {
             let stats = self.stats();
             WorkerCounters::add(&stats.parks, 1);
+            trace_hook!(self.trace(EventKind::Park));
             let parked_at = Instant::now();
             let wake = match deadline {
                 None => Some(sleep.park(self.index)),
                 Some(deadline) => sleep.park_until(self.index, deadline),
             };
             WorkerCounters::add(&stats.parked_ns, elapsed_ns(parked_at));
+            trace_hook!(self.trace(EventKind::Wake));
             wake
         };
         if wake == Some(Wake::Searching) {
@@ -235,9 +242,13 @@ impl WorkerThread {
     /// race for a job (`Steal::Retry`) does not count towards giving up: work was
     /// there, so a thief beat us to it, and more may follow (marl's race).
     fn search(&self, done: &dyn Fn() -> bool, deadline: Option<Instant>, woken: bool) -> Search {
+        trace_hook!(self.trace(EventKind::SearchStart));
         let started = Instant::now();
         let outcome = self.search_from(started, done, deadline, woken);
         WorkerCounters::add(&self.stats().searching_ns, elapsed_ns(started));
+        trace_hook!(self.trace(EventKind::SearchEnd {
+            found: matches!(outcome, Search::Found(_))
+        }));
         outcome
     }
 
@@ -277,6 +288,13 @@ impl WorkerThread {
 
     fn stats(&self) -> &WorkerCounters {
         &self.registry.stats[self.index]
+    }
+
+    /// Records `kind` in this worker's trace ring, if the pool traces.
+    #[cfg(feature = "trace")]
+    #[inline]
+    fn trace(&self, kind: EventKind) {
+        trace::record(&self.registry, self.index, kind);
     }
 
     /// One pass over the pinned queue, the global queue and every other worker's
@@ -332,6 +350,7 @@ impl WorkerThread {
             });
             if found.is_some() {
                 WorkerCounters::add(&self.stats().stolen, 1);
+                trace_hook!(self.trace(EventKind::Steal { from: victim }));
                 break;
             }
             failed += 1;

@@ -2,10 +2,13 @@
 //! on, auto-reset or manual-reset, and [`Event::any`] to wait on several.
 
 use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::{Arc, Mutex, Weak};
+use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
-use super::waiters::{block_on, lock, WaiterList};
+use super::waiters::{block_on, lock, AsyncWait, WaiterList};
 
 /// How an [`Event`] resets after a signal.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -222,6 +225,28 @@ impl Event {
         self.wait_until(Some(deadline))
     }
 
+    /// A future ready once the event is signalled for it (consuming the
+    /// signal if auto-reset): the async form of [`wait`](Event::wait). While
+    /// it is pending it holds no thread; it looks at the event on its first
+    /// poll. Dropping it withdraws the wait; an auto-reset signal already
+    /// handed to it goes on to the next wait (or stays set), never lost.
+    ///
+    /// ```
+    /// use weft::{Event, EventMode};
+    ///
+    /// let pool = weft::Pool::builder().workers(2).build().unwrap();
+    /// let ready = Event::new(EventMode::Auto);
+    /// let waiting = pool.spawn_future(ready.wait_async());
+    /// ready.signal();
+    /// waiting.join().unwrap();
+    /// ```
+    pub fn wait_async(&self) -> impl Future<Output = ()> + Send + 'static {
+        WaitAsync {
+            shared: Arc::clone(&self.shared),
+            wait: AsyncWait::default(),
+        }
+    }
+
     fn wait_until(&self, deadline: Option<Instant>) -> bool {
         let slot = {
             let mut state = lock(&self.shared.state);
@@ -238,5 +263,59 @@ impl Event {
         block_on(&self.shared.state, &slot, deadline, |state| {
             &mut state.waiters
         })
+    }
+}
+
+/// Checks the event for a wait about to register, consuming an auto-reset
+/// signal. Call under the event's lock.
+fn take_signal(mode: EventMode, state: &mut State) -> bool {
+    let signalled = state.signalled;
+    if signalled && mode == EventMode::Auto {
+        state.signalled = false;
+    }
+    signalled
+}
+
+/// The future of [`Event::wait_async`].
+struct WaitAsync {
+    shared: Arc<Shared>,
+    wait: AsyncWait,
+}
+
+impl Future for WaitAsync {
+    type Output = ();
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let this = &mut *self;
+        let mode = this.shared.mode;
+        this.wait.poll(
+            cx,
+            &this.shared.state,
+            |state| take_signal(mode, state),
+            |state| &mut state.waiters,
+        )
+    }
+}
+
+impl Drop for WaitAsync {
+    fn drop(&mut self) {
+        let Some(slot) = self.wait.take_registration() else {
+            return;
+        };
+        let mut state = lock(&self.shared.state);
+        if !state.waiters.withdraw(&slot) || self.shared.mode == EventMode::Manual {
+            // Not released, or released by a manual signal that released
+            // every wait anyway: nothing to pass on.
+            return;
+        }
+        // An auto-reset signal was handed to this wait, which will never see
+        // it: it goes to the next wait, or stays set, as a new signal would
+        // (the events made by `any` over this one had theirs already).
+        let released = state.waiters.release_one();
+        if released.is_empty() {
+            state.signalled = true;
+        }
+        drop(state);
+        released.wake();
     }
 }

@@ -3,11 +3,14 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
+use std::future::Future;
 use std::mem;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
 
-use super::waiters::{block_on, lock, Released, WaiterList};
+use super::waiters::{block_on, lock, AsyncWait, Released, WaiterList};
 use crate::registry::Registry;
 use crate::worker::WorkerThread;
 
@@ -228,6 +231,33 @@ impl Ticket {
         });
     }
 
+    /// A future ready once this ticket is called: the async form of
+    /// [`wait`](Ticket::wait). While it is pending it holds no thread (so,
+    /// unlike `wait` on a worker, it cannot stack one ticket's wait on top of
+    /// another's). Dropping it withdraws the wait.
+    ///
+    /// ```
+    /// let pool = weft::Pool::builder().workers(1).build().unwrap();
+    /// let queue = weft::TicketQueue::new();
+    /// let first = queue.take();
+    /// let second = queue.take();
+    /// // Spawned first, on the only worker, and waiting for `first`, which
+    /// // is done by a task queued behind it.
+    /// let waiting = pool.spawn_future(async move {
+    ///     second.wait_async().await;
+    ///     second.done();
+    /// });
+    /// pool.spawn(move || first.done());
+    /// waiting.join().unwrap();
+    /// ```
+    pub fn wait_async(&self) -> impl Future<Output = ()> + Send + 'static {
+        WaitAsync {
+            shared: Arc::clone(&self.shared),
+            serial: self.serial,
+            wait: AsyncWait::default(),
+        }
+    }
+
     /// Marks this ticket done, letting the next one be called once this one
     /// is. Calling it again (or dropping the ticket afterwards) does nothing.
     ///
@@ -299,5 +329,45 @@ impl Drop for Ticket {
     /// that panicked) does not stall every later one.
     fn drop(&mut self) {
         self.done();
+    }
+}
+
+/// The future of [`Ticket::wait_async`].
+struct WaitAsync {
+    shared: Arc<Shared>,
+    serial: u64,
+    wait: AsyncWait,
+}
+
+impl Future for WaitAsync {
+    type Output = ();
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let this = &mut *self;
+        let (shared, serial) = (&this.shared, this.serial);
+        this.wait.poll(
+            cx,
+            &shared.state,
+            // The head only moves under this lock.
+            |_| shared.is_called(serial),
+            |state| state.waiters.entry(serial).or_default(),
+        )
+    }
+}
+
+impl Drop for WaitAsync {
+    fn drop(&mut self) {
+        let Some(slot) = self.wait.take_registration() else {
+            return;
+        };
+        let mut state = lock(&self.shared.state);
+        // A released wait's list is gone already; a release released every
+        // wait on this serial, so there is nothing to pass on.
+        if let Some(list) = state.waiters.get_mut(&self.serial) {
+            list.withdraw(&slot);
+            if list.len() == 0 {
+                state.waiters.remove(&self.serial);
+            }
+        }
     }
 }

@@ -1,10 +1,13 @@
 //! [`WaitGroup`]: waiting until a counted number of jobs have finished.
 
 use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
-use super::waiters::{block_on, lock, WaiterList};
+use super::waiters::{block_on, lock, AsyncWait, WaiterList};
 
 /// A counter of outstanding work that threads can wait to reach zero, after
 /// marl's `WaitGroup` (and Go's `sync.WaitGroup`).
@@ -122,6 +125,30 @@ impl WaitGroup {
         self.wait_deadline(Instant::now().checked_add(timeout))
     }
 
+    /// A future ready once the count is zero: the async form of
+    /// [`wait`](WaitGroup::wait). While it is pending it holds no thread; it
+    /// checks the count on its first poll. Dropping it withdraws the wait.
+    ///
+    /// ```
+    /// let pool = weft::Pool::builder().workers(2).build().unwrap();
+    /// let wg = weft::WaitGroup::with_count(3);
+    /// let waiting = pool.spawn_future(wg.wait_async());
+    /// for _ in 0..3 {
+    ///     let wg = wg.clone();
+    ///     pool.spawn(move || {
+    ///         wg.done();
+    ///     });
+    /// }
+    /// waiting.join().unwrap();
+    /// assert_eq!(wg.count(), 0);
+    /// ```
+    pub fn wait_async(&self) -> impl Future<Output = ()> + Send + 'static {
+        WaitAsync {
+            shared: Arc::clone(&self.shared),
+            wait: AsyncWait::default(),
+        }
+    }
+
     fn wait_deadline(&self, deadline: Option<Instant>) -> bool {
         let slot = {
             let mut state = lock(&self.shared);
@@ -131,5 +158,35 @@ impl WaitGroup {
             state.waiters.register()
         };
         block_on(&self.shared, &slot, deadline, |state| &mut state.waiters)
+    }
+}
+
+/// The future of [`WaitGroup::wait_async`].
+struct WaitAsync {
+    shared: Arc<Mutex<State>>,
+    wait: AsyncWait,
+}
+
+impl Future for WaitAsync {
+    type Output = ();
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let this = &mut *self;
+        this.wait.poll(
+            cx,
+            &this.shared,
+            |state| state.count == 0,
+            |state| &mut state.waiters,
+        )
+    }
+}
+
+impl Drop for WaitAsync {
+    fn drop(&mut self) {
+        if let Some(slot) = self.wait.take_registration() {
+            // A release that came meanwhile released every wait; nothing to
+            // pass on.
+            lock(&self.shared).waiters.withdraw(&slot);
+        }
     }
 }

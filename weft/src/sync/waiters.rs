@@ -12,6 +12,7 @@ use std::collections::VecDeque;
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::task::{Context, Poll, Waker};
 use std::time::Instant;
 
 use crate::waiter::{block_until, Waiter};
@@ -32,7 +33,16 @@ pub(super) struct Slot {
     /// Set, under the lock that guards the owning list, when this wait is
     /// released; never cleared.
     released: AtomicBool,
-    waiter: Waiter,
+    waiter: SlotWaiter,
+}
+
+/// Who a registered wait belongs to.
+enum SlotWaiter {
+    /// A thread blocked in [`block_on`].
+    Thread(Waiter),
+    /// A future (a `wait_async`): the waker of its latest poll. Replaced under
+    /// the lock guarding the owning list; read (cloned) when released.
+    Task(Mutex<Waker>),
 }
 
 impl Slot {
@@ -40,6 +50,31 @@ impl Slot {
     /// so the state it changed before releasing is visible to the waiter.
     pub(super) fn is_released(&self) -> bool {
         self.released.load(Ordering::Acquire)
+    }
+
+    /// For a future's wait, polled again: the waker to wake on release is now
+    /// `waker`. Call under the lock guarding the owning list, after checking
+    /// [`Slot::is_released`] under it, so that a release either comes later
+    /// (and wakes `waker`) or was seen.
+    pub(super) fn set_waker(&self, waker: &Waker) {
+        if let SlotWaiter::Task(current) = &self.waiter {
+            let mut current = lock(current);
+            if !current.will_wake(waker) {
+                *current = waker.clone();
+            }
+        }
+    }
+
+    fn wake(&self) {
+        match &self.waiter {
+            SlotWaiter::Thread(waiter) => waiter.wake(),
+            SlotWaiter::Task(waker) => {
+                // Cloned out first: the woken task may poll (and so lock this
+                // slot to re-register) before `wake` returns.
+                let waker = lock(waker).clone();
+                waker.wake();
+            }
+        }
     }
 }
 
@@ -61,9 +96,20 @@ impl WaiterList {
     /// Registers the calling thread. Call with the primitive's condition checked
     /// false under the same lock that guards this list.
     pub(super) fn register(&mut self) -> Arc<Slot> {
+        self.push(SlotWaiter::Thread(Waiter::current()))
+    }
+
+    /// Registers a future's wait, woken through `waker` (see
+    /// [`Slot::set_waker`] for later polls). Same condition as
+    /// [`WaiterList::register`].
+    pub(super) fn register_task(&mut self, waker: &Waker) -> Arc<Slot> {
+        self.push(SlotWaiter::Task(Mutex::new(waker.clone())))
+    }
+
+    fn push(&mut self, waiter: SlotWaiter) -> Arc<Slot> {
         let slot = Arc::new(Slot {
             released: AtomicBool::new(false),
-            waiter: Waiter::current(),
+            waiter,
         });
         self.slots.push_back(Arc::clone(&slot));
         slot
@@ -92,12 +138,16 @@ impl WaiterList {
         released
     }
 
-    /// After a wait timed out: removes `slot` unless it was released meanwhile.
-    /// Returns whether it was released (then the release belongs to this wait,
-    /// which must act as if it had not timed out, or the release would be lost).
+    /// After a wait timed out (or a future waiting was dropped): removes
+    /// `slot` unless it was released meanwhile. Returns whether it was released
+    /// (then the release belongs to this wait, which must act as if it had not
+    /// timed out, or pass the release on, or the release would be lost).
     pub(super) fn withdraw(&mut self, slot: &Arc<Slot>) -> bool {
         debug_assert!(
-            slot.waiter.same_as(&Waiter::current()),
+            match &slot.waiter {
+                SlotWaiter::Thread(waiter) => waiter.same_as(&Waiter::current()),
+                SlotWaiter::Task(_) => true,
+            },
             "a wait is withdrawn only by the thread that registered it"
         );
         // `released` only changes under the lock the caller holds, so this
@@ -138,8 +188,74 @@ impl Released {
     /// so a waiter that misses this wake (it was not parked yet) sees the flag.
     pub(super) fn wake(self) {
         for slot in self.slots {
-            slot.waiter.wake();
+            slot.wake();
         }
+    }
+}
+
+/// The registration of a future waiting on a primitive (a `wait_async`):
+/// registered on its first pending poll, its waker replaced on each later one.
+/// The primitive's future withdraws it when dropped (see
+/// [`AsyncWait::take_registration`]).
+#[derive(Default)]
+pub(super) struct AsyncWait {
+    slot: Option<Arc<Slot>>,
+    finished: bool,
+}
+
+impl AsyncWait {
+    /// One poll of the wait. Under `mutex`: on the first poll, `ready` checks
+    /// (and consumes, if the primitive consumes) the condition, and if it does
+    /// not hold, the wait registers in the list `list` finds; on later polls,
+    /// the wait is over once its registration was released.
+    pub(super) fn poll<S>(
+        &mut self,
+        cx: &mut Context<'_>,
+        mutex: &Mutex<S>,
+        ready: impl FnOnce(&mut S) -> bool,
+        list: impl FnOnce(&mut S) -> &mut WaiterList,
+    ) -> Poll<()> {
+        if self.finished {
+            return Poll::Ready(());
+        }
+        if let Some(slot) = &self.slot {
+            if !slot.is_released() {
+                let _state = lock(mutex);
+                // Checked again under the lock releases are made under: a
+                // release either was made (seen here) or is made later and
+                // wakes the waker set here.
+                if !slot.is_released() {
+                    slot.set_waker(cx.waker());
+                    return Poll::Pending;
+                }
+            }
+        } else {
+            let mut state = lock(mutex);
+            if !ready(&mut state) {
+                self.slot = Some(list(&mut state).register_task(cx.waker()));
+                return Poll::Pending;
+            }
+        }
+        self.slot = None;
+        self.finished = true;
+        Poll::Ready(())
+    }
+
+    /// For the future's `Drop`: its registration if the wait has not
+    /// finished. Withdraw it under the primitive's lock; if
+    /// [`WaiterList::withdraw`] says it was released, the release is this
+    /// wait's to pass on.
+    pub(super) fn take_registration(&mut self) -> Option<Arc<Slot>> {
+        self.slot.take()
+    }
+}
+
+impl fmt::Debug for AsyncWait {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AsyncWait")
+            .field("registered", &self.slot.is_some())
+            .field("finished", &self.finished)
+            .finish()
     }
 }
 
