@@ -6,12 +6,15 @@
 //! A worker is at any moment *working* (running a task or looking only at its own
 //! queue), *searching* (sweeping every queue it may take from, for at most the
 //! pool's spin time), or *sleeping* (registered in the sleepers list, then blocked on
-//! its own slot). One word, `state`, counts three things:
+//! its own slot). One word, `state`, counts five things:
 //!
 //! * `searching` — searching workers, including those woken to search;
 //! * `unclaimed` — searchers that no new task has counted on yet (see fan-out);
 //! * `sleeping` — registered sleepers; always equal to `sleepers.len()`, because both
-//!   change together under the `sleepers` lock.
+//!   change together under the `sleepers` lock;
+//! * `owed` — wakes that notifiers left to woken workers in flight (see fan-out);
+//!   never more than `sleeping`;
+//! * `in_flight` — workers woken to search that have not yet made those wakes.
 //!
 //! # Invariants, and why the code keeps them
 //!
@@ -42,9 +45,9 @@
 //!    before that RMW is seen by the sweep; a push after it sees `sleeping > 0`.
 //!    Rule *last-searcher*: a searcher that found work ([`Sleep::end_search`]) and
 //!    was the last one checks, after its RMW and a fence, whether more work is visible;
-//!    if so and someone sleeps, it wakes a sleeper to search.
+//!    if so, someone sleeps and no wake is already owed, it wakes a sleeper to search.
 //!    A worker that parks without having searched does not sweep again (Go's
-//!    issue 43997: non-searchers that poll burn CPU); the four cases above show no
+//!    issue 43997: non-searchers that poll burn CPU); the cases above show no
 //!    wake-up depends on it.
 //!
 //! 2. **Fan-out.** `k` tasks notified while `w` workers sleep and no searcher is
