@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use crossbeam_deque::Worker;
 
+use crate::blocking::{SpareThreads, Spares};
 use crate::pool::Pool;
 use crate::registry::{Hooks, PanicHandler, Registry, ThreadHook};
 use crate::sleep::MAX_WORKERS;
@@ -45,6 +46,9 @@ pub enum BuildError {
     /// The operating system refused to start worker `index`; the workers
     /// already started were stopped and joined.
     ThreadSpawn { index: usize, source: io::Error },
+    /// Workers plus [`Builder::max_blocking`] spare seats exceed what the
+    /// scheduler's counters hold.
+    TooManyBlocking { requested: usize, max: usize },
     /// `build_global` was called after the global pool already existed.
     GlobalAlreadyInitialized,
 }
@@ -69,6 +73,10 @@ impl fmt::Display for BuildError {
             BuildError::ThreadSpawn { index, source } => {
                 write!(f, "could not start worker thread {index}: {source}")
             }
+            BuildError::TooManyBlocking { requested, max } => write!(
+                f,
+                "{requested} blocking seats requested; with these workers at most {max} fit"
+            ),
             BuildError::GlobalAlreadyInitialized => {
                 write!(f, "the global pool was already built")
             }
@@ -85,7 +93,12 @@ impl std::error::Error for BuildError {
     }
 }
 
-type NameFn = Box<dyn Fn(usize) -> String>;
+type NameFn = Box<dyn Fn(usize) -> String + Send + Sync>;
+
+/// Spare seats for [`crate::blocking`] when [`Builder::max_blocking`] is not
+/// set: blocking calls beyond this many at once run without a stand-in. Each
+/// seat costs a few kilobytes up front; its thread starts on first use.
+pub const DEFAULT_MAX_BLOCKING: usize = 64;
 
 /// Configures a [`Pool`]. Every setting has a default; see each method.
 ///
@@ -102,6 +115,7 @@ type NameFn = Box<dyn Fn(usize) -> String>;
 pub struct Builder {
     workers: Option<usize>,
     max_spinning: Option<usize>,
+    max_blocking: Option<usize>,
     spin: Option<Duration>,
     thread_name: Option<NameFn>,
     stack_size: Option<usize>,
@@ -118,6 +132,7 @@ impl fmt::Debug for Builder {
         f.debug_struct("Builder")
             .field("workers", &self.workers)
             .field("max_spinning", &self.max_spinning)
+            .field("max_blocking", &self.max_blocking)
             .field("spin", &self.spin)
             .field("stack_size", &self.stack_size)
             .field("pin_workers", &self.pin_workers)
@@ -146,6 +161,15 @@ impl Builder {
         self
     }
 
+    /// How many [`blocking`](crate::blocking) calls at once get a spare thread
+    /// to stand in for their worker. Default: [`DEFAULT_MAX_BLOCKING`] (fewer if
+    /// the workers leave less room in the counters). `0` turns stand-ins off.
+    /// Spare threads start on first use and live as long as the pool.
+    pub fn max_blocking(mut self, seats: usize) -> Self {
+        self.max_blocking = Some(seats);
+        self
+    }
+
     /// How long a searching worker sweeps the queues before it parks.
     /// Default: [`DEFAULT_SPIN`] (one sweep). A longer spin trades CPU for
     /// lower latency when tasks arrive in gaps shorter than a wake-up.
@@ -154,8 +178,10 @@ impl Builder {
         self
     }
 
-    /// Names worker threads. Default: `weft-worker-{index}`.
-    pub fn thread_name(mut self, name: impl Fn(usize) -> String + 'static) -> Self {
+    /// Names worker threads. Default: `weft-worker-{index}`, and
+    /// `weft-spare-{index}` for the spare threads of [`blocking`](crate::blocking),
+    /// whose indexes follow the workers'.
+    pub fn thread_name(mut self, name: impl Fn(usize) -> String + Send + Sync + 'static) -> Self {
         self.thread_name = Some(Box::new(name));
         self
     }
@@ -247,8 +273,22 @@ impl Builder {
                 });
             }
         }
-        let locals: Vec<_> = (0..workers).map(|_| Worker::new_lifo()).collect();
+        let room = MAX_WORKERS - workers;
+        let max_blocking = match self.max_blocking {
+            Some(requested) if requested > room => {
+                return Err(BuildError::TooManyBlocking {
+                    requested,
+                    max: room,
+                })
+            }
+            Some(requested) => requested,
+            None => DEFAULT_MAX_BLOCKING.min(room),
+        };
+        let mut locals: Vec<_> = (0..workers + max_blocking)
+            .map(|_| Worker::new_lifo())
+            .collect();
         let stealers = locals.iter().map(Worker::stealer).collect();
+        let spare_locals = locals.split_off(workers);
         let max_spinning = self.max_spinning.unwrap_or(workers / 2).max(1);
         let hooks = Hooks {
             spin: self.spin.unwrap_or(DEFAULT_SPIN),
@@ -258,9 +298,25 @@ impl Builder {
             #[cfg(feature = "trace")]
             trace: self
                 .trace
-                .map(|events| crate::trace::Tracer::new(workers, events)),
+                .map(|events| crate::trace::Tracer::new(workers, max_blocking, events)),
         };
-        let registry = Arc::new(Registry::new(stealers, max_spinning, hooks));
+        let thread_name: Option<Arc<dyn Fn(usize) -> String + Send + Sync>> =
+            self.thread_name.map(Arc::from);
+        let spares = Spares::new(
+            workers,
+            spare_locals,
+            SpareThreads {
+                name: thread_name.clone(),
+                stack_size: self.stack_size,
+            },
+        );
+        let registry = Arc::new(Registry::new(
+            stealers,
+            workers,
+            spares,
+            max_spinning,
+            hooks,
+        ));
         let cores = if self.pin_workers {
             core_affinity::get_core_ids().unwrap_or_default()
         } else {
@@ -268,7 +324,7 @@ impl Builder {
         };
         let mut threads = Vec::with_capacity(workers);
         for (index, local) in locals.into_iter().enumerate() {
-            let name = match &self.thread_name {
+            let name = match &thread_name {
                 Some(name) => name(index),
                 None => format!("weft-worker-{index}"),
             };

@@ -494,7 +494,10 @@ mod tasks {
     {
         match WorkerThread::current() {
             Some(worker) => spawn_in(worker.registry_arc(), future),
-            None => crate::global::pool().spawn_future(future),
+            None => match crate::blocking::blocked_pool() {
+                Some(registry) => spawn_in(&registry, future),
+                None => crate::global::pool().spawn_future(future),
+            },
         }
     }
 

@@ -36,7 +36,10 @@ where
 {
     match WorkerThread::current() {
         Some(worker) => join_on(worker, a, b),
-        None => crate::global::install(|| join(a, b)),
+        None => match crate::blocking::blocked_pool() {
+            Some(registry) => crate::pool::install(&registry, || join(a, b)),
+            None => crate::global::install(|| join(a, b)),
+        },
     }
 }
 

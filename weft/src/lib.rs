@@ -41,12 +41,24 @@
 //! other and the worker deadlocks. marl's `event-chain` (task *i* waits on
 //! event *i*, then signals *i + 1*), `event-baton` (two tasks hand control back
 //! and forth) and `ticket` benchmarks are of this shape when their tasks are
-//! queued in the pool they wait in; `weft-bench` reports them as failed runs.
-//! Chains like these belong in futures (`spawn_future` with `wait_async`,
-//! which hold no worker while they wait) or on plain threads, not in tasks
-//! that block a worker. Waits on work the waiting task spawned itself
-//! (fork-join through a `WaitGroup`, `JoinHandle` or `scope`) are safe as long
-//! as those tasks do not in turn wait for the waiting task.
+//! queued in the pool they wait in. Two ways out, both deadlock-free:
+//!
+//! * futures: [`spawn_future`] with `wait_async` on the primitive, which hold
+//!   no worker while they wait (how `weft-bench` runs those three shapes);
+//! * [`blocking`]: a wait inside `weft::blocking(|| event.wait())` blocks the
+//!   thread instead of helping, and a spare thread takes the worker's place
+//!   meanwhile, so the pool keeps its capacity (about one thread wake a call).
+//!
+//! Waits on work the waiting task spawned itself (fork-join through a
+//! `WaitGroup`, `JoinHandle` or `scope`) are safe as long as those tasks do
+//! not in turn wait for the waiting task.
+//!
+//! ## Blocking calls
+//!
+//! A task that blocks its thread (file or socket I/O, a sleep, a lock held
+//! elsewhere) should do it inside [`blocking`], which lends the worker a
+//! spare thread for the duration; see there for the cost and limits
+//! ([`Builder::max_blocking`]).
 //!
 //! ## Panics
 //!
@@ -71,6 +83,8 @@ macro_rules! trace_hook {
     ($($hook:tt)*) => {};
 }
 
+#[cfg(not(loom))]
+mod blocking;
 #[cfg(not(loom))]
 mod builder;
 mod facade;
@@ -107,7 +121,11 @@ mod worker;
 mod sleep_loom_tests;
 
 #[cfg(not(loom))]
-pub use crate::builder::{BuildError, Builder, DEFAULT_SPIN, MIN_STACK_SIZE, WORKERS_ENV};
+pub use crate::blocking::blocking;
+#[cfg(not(loom))]
+pub use crate::builder::{
+    BuildError, Builder, DEFAULT_MAX_BLOCKING, DEFAULT_SPIN, MIN_STACK_SIZE, WORKERS_ENV,
+};
 #[cfg(not(loom))]
 pub use crate::future::{block_on, spawn_future, yield_now, YieldNow};
 #[cfg(not(loom))]
@@ -141,7 +159,14 @@ where
     match worker::WorkerThread::current() {
         // SAFETY: `F: 'static`, so the job borrows nothing.
         Some(worker) => worker.push(unsafe { job::HeapJob::new_ref(task) }),
-        None => global::pool().spawn(task),
+        None => match blocking::blocked_pool() {
+            Some(registry) => {
+                if task::spawn_in(&registry, task).is_err() {
+                    unreachable!("a pool with a task in `blocking` accepts spawns");
+                }
+            }
+            None => global::pool().spawn(task),
+        },
     }
 }
 

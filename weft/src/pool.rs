@@ -268,6 +268,8 @@ impl Drop for Pool {
             for thread in self.threads.drain(..) {
                 let _ = thread.join();
             }
+            // The workers left once every task ran; so did the spares.
+            self.registry.spares.join();
             // Futures still waiting for a wake can never run now: drop them.
             // (Dropped from inside, the workers still drain, and the queued
             // work may yet wake them.)

@@ -8,6 +8,7 @@ use std::time::Duration;
 use crossbeam_deque::{Injector, Stealer};
 use crossbeam_utils::CachePadded;
 
+use crate::blocking::Spares;
 use crate::job::JobRef;
 use crate::sleep::Sleep;
 use crate::stats::{Stats, WorkerCounters};
@@ -42,11 +43,16 @@ impl JobCounters {
     }
 }
 
+/// The queues, counters and parking slots are per *seat*: the `workers`
+/// workers' seats first, then the spare seats of `weft::blocking`
+/// (blocking.rs), which only threads standing in for a blocked worker use.
 pub(crate) struct Registry {
     pub(crate) injector: Injector<JobRef>,
+    /// One per seat.
     pub(crate) stealers: Box<[Stealer<JobRef>]>,
     /// One queue per worker for `spawn_on`: only its owner takes from it.
-    pub(crate) pinned: Box<[Injector<JobRef>]>,
+    pinned: Box<[Injector<JobRef>]>,
+    pub(crate) spares: Spares,
     pub(crate) sleep: Sleep,
     pub(crate) counters: Box<[CachePadded<JobCounters>]>,
     pub(crate) stats: Box<[CachePadded<WorkerCounters>]>,
@@ -59,19 +65,24 @@ pub(crate) struct Registry {
 }
 
 impl Registry {
+    /// `stealers` has one entry per seat: `workers` workers' seats, then the
+    /// spare seats whose owner ends `spares` holds.
     pub(crate) fn new(
         stealers: Vec<Stealer<JobRef>>,
+        workers: usize,
+        spares: Spares,
         max_searching: usize,
         hooks: Hooks,
     ) -> Registry {
-        let workers = stealers.len();
+        let seats = stealers.len();
         Registry {
             injector: Injector::new(),
             stealers: stealers.into_boxed_slice(),
             pinned: (0..workers).map(|_| Injector::new()).collect(),
-            sleep: Sleep::new(workers, max_searching),
-            counters: (0..workers).map(|_| CachePadded::default()).collect(),
-            stats: (0..workers).map(|_| CachePadded::default()).collect(),
+            spares,
+            sleep: Sleep::new(seats, max_searching),
+            counters: (0..seats).map(|_| CachePadded::default()).collect(),
+            stats: (0..seats).map(|_| CachePadded::default()).collect(),
             external_pushed: CachePadded::new(AtomicU64::new(0)),
             external_refused: AtomicU64::new(0),
             closed: AtomicBool::new(false),
@@ -81,7 +92,19 @@ impl Registry {
     }
 
     pub(crate) fn num_workers(&self) -> usize {
-        self.stealers.len()
+        self.pinned.len()
+    }
+
+    /// Seats whose queues may hold tasks: every worker's, and the spare seats
+    /// that have had a thread.
+    pub(crate) fn seats_in_use(&self) -> usize {
+        self.num_workers() + self.spares.started()
+    }
+
+    /// Worker `index`'s pinned queue, if it has one (spare seats do not) and
+    /// it is not empty.
+    pub(crate) fn pinned_queue(&self, index: usize) -> Option<&Injector<JobRef>> {
+        self.pinned.get(index).filter(|queue| !queue.is_empty())
     }
 
     /// Pushes a job from outside the pool onto the global queue, unless the pool
@@ -114,12 +137,14 @@ impl Registry {
 
     /// Counts an external push before the closed check, so a drain check that
     /// misses the push also finds the pool closed for it (see `is_drained`).
+    /// A thread inside `weft::blocking` for one of this pool's workers is let
+    /// through: its task still runs, so the pool cannot have drained.
     /// Returns false, with the push counted as refused, once the pool is closed.
     fn reserve_external(&self) -> bool {
         // SeqCst on both: the count and the closed flag must be ordered against
         // `close` and `is_drained`, which use SeqCst too.
         self.external_pushed.fetch_add(1, Ordering::SeqCst);
-        if self.closed.load(Ordering::SeqCst) {
+        if self.closed.load(Ordering::SeqCst) && !crate::blocking::is_blocked_in(self) {
             self.external_refused.fetch_add(1, Ordering::SeqCst);
             return false;
         }
@@ -146,6 +171,7 @@ impl Registry {
         if self.is_closed() && self.is_drained() {
             self.terminating.store(true, Ordering::Release);
             self.sleep.wake_all();
+            self.spares.shut_down();
         }
     }
 
@@ -174,22 +200,24 @@ impl Registry {
     /// Whether a job is visible anywhere worker `index` may take one from.
     pub(crate) fn has_work_for(&self, index: usize) -> bool {
         !self.injector.is_empty()
-            || !self.pinned[index].is_empty()
-            || self.stealers.iter().any(|stealer| !stealer.is_empty())
+            || self.pinned_queue(index).is_some()
+            || self.stealers[..self.seats_in_use()]
+                .iter()
+                .any(|stealer| !stealer.is_empty())
     }
 
     pub(crate) fn stats(&self) -> Stats {
         let counts = self.sleep.counts();
-        Stats {
-            workers: self
-                .stats
-                .iter()
-                .zip(self.counters.iter())
-                .map(|(stats, jobs)| stats.snapshot(jobs.executed.load(Ordering::Relaxed)))
-                .collect(),
-            searching_now: counts.searching as usize,
-            sleeping_now: counts.sleeping as usize,
-        }
+        let mut seats = self
+            .stats
+            .iter()
+            .zip(self.counters.iter())
+            .map(|(stats, jobs)| stats.snapshot(jobs.executed.load(Ordering::Relaxed)));
+        let workers = seats.by_ref().take(self.num_workers()).collect();
+        let mut stats = Stats::new(workers, seats.collect());
+        stats.searching_now = counts.searching as usize;
+        stats.sleeping_now = counts.sleeping as usize;
+        stats
     }
 
     pub(crate) fn handle_panic(&self, payload: Box<dyn Any + Send>) {

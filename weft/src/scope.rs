@@ -46,7 +46,10 @@ where
 {
     match WorkerThread::current() {
         Some(worker) => scope_on(worker, op),
-        None => crate::global::install(|| scope(op)),
+        None => match crate::blocking::blocked_pool() {
+            Some(registry) => crate::pool::install(&registry, || scope(op)),
+            None => crate::global::install(|| scope(op)),
+        },
     }
 }
 

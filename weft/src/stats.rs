@@ -93,6 +93,9 @@ impl WorkerStats {
 pub struct Stats {
     /// One entry per worker, in worker order.
     pub workers: Vec<WorkerStats>,
+    /// What the spare threads that stood in for blocked workers did
+    /// ([`blocking`](crate::blocking)), summed.
+    pub spares: WorkerStats,
     /// Workers searching when the snapshot was taken.
     pub searching_now: usize,
     /// Workers parked (or about to park) when the snapshot was taken.
@@ -100,9 +103,22 @@ pub struct Stats {
 }
 
 impl Stats {
-    /// The sum over all workers.
+    pub(crate) fn new(workers: Vec<WorkerStats>, spare_seats: Vec<WorkerStats>) -> Stats {
+        let mut spares = WorkerStats::default();
+        for seat in &spare_seats {
+            spares.add(seat);
+        }
+        Stats {
+            workers,
+            spares,
+            searching_now: 0,
+            sleeping_now: 0,
+        }
+    }
+
+    /// The sum over all workers and the spares.
     pub fn total(&self) -> WorkerStats {
-        let mut total = WorkerStats::default();
+        let mut total = self.spares;
         for worker in &self.workers {
             total.add(worker);
         }
@@ -142,6 +158,9 @@ impl fmt::Display for Stats {
         };
         for (index, worker) in self.workers.iter().enumerate() {
             row(f, &index.to_string(), worker)?;
+        }
+        if self.spares != WorkerStats::default() {
+            row(f, "spares", &self.spares)?;
         }
         row(f, "total", &self.total())?;
         write!(

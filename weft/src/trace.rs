@@ -109,10 +109,12 @@ struct Ring {
 }
 
 impl Ring {
-    fn new(capacity: usize) -> Ring {
+    /// `preallocate`: whether to allocate the whole ring now, so that
+    /// recording never allocates (workers' rings); spare seats' rings, most of
+    /// which never record anything, grow on demand instead.
+    fn new(capacity: usize, preallocate: bool) -> Ring {
         Ring {
-            // Allocated up front so that recording never allocates.
-            events: VecDeque::with_capacity(capacity),
+            events: VecDeque::with_capacity(if preallocate { capacity } else { 0 }),
             capacity,
             dropped: 0,
         }
@@ -149,13 +151,16 @@ fn lock(ring: &Mutex<Ring>) -> MutexGuard<'_, Ring> {
 }
 
 impl Tracer {
-    pub(crate) fn new(workers: usize, events_per_worker: usize) -> Tracer {
+    /// One ring per seat: `workers` workers, then `spares` spare seats.
+    pub(crate) fn new(workers: usize, spares: usize, events_per_worker: usize) -> Tracer {
         Tracer {
             start: Instant::now(),
-            rings: (0..workers)
-                .map(|_| CachePadded::new(Mutex::new(Ring::new(events_per_worker))))
+            rings: (0..workers + spares)
+                .map(|seat| {
+                    CachePadded::new(Mutex::new(Ring::new(events_per_worker, seat < workers)))
+                })
                 .collect(),
-            outside: Mutex::new(Ring::new(events_per_worker)),
+            outside: Mutex::new(Ring::new(events_per_worker, true)),
         }
     }
 
@@ -195,9 +200,9 @@ impl Tracer {
         }
     }
 
-    fn snapshot(&self) -> Trace {
-        let workers = self
-            .rings
+    /// The rings of the first `seats` seats (those that may have recorded).
+    fn snapshot(&self, seats: usize) -> Trace {
+        let workers = self.rings[..seats]
             .iter()
             .map(|ring| lock(ring).snapshot())
             .collect();
@@ -243,9 +248,9 @@ pub(crate) fn name_current_task(name: &'static str) {
 /// The snapshot behind `Pool::trace`.
 pub(crate) fn snapshot(registry: &Registry) -> Trace {
     match &registry.hooks.trace {
-        Some(tracer) => tracer.snapshot(),
+        Some(tracer) => tracer.snapshot(registry.seats_in_use()),
         None => Trace {
-            workers: vec![WorkerTrace::default(); registry.num_workers()],
+            workers: vec![WorkerTrace::default(); registry.seats_in_use()],
             outside: WorkerTrace::default(),
             taken_ns: 0,
         },
@@ -782,7 +787,7 @@ mod tests {
 
     #[test]
     fn a_full_ring_drops_the_oldest() {
-        let mut ring = Ring::new(3);
+        let mut ring = Ring::new(3, true);
         for time in 0..5 {
             ring.push(event(time, EventKind::Park));
         }
@@ -794,7 +799,7 @@ mod tests {
 
     #[test]
     fn a_ring_of_zero_keeps_nothing() {
-        let mut ring = Ring::new(0);
+        let mut ring = Ring::new(0, false);
         ring.push(event(1, EventKind::Park));
         assert_eq!(
             ring.snapshot(),

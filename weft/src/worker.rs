@@ -36,6 +36,16 @@ pub(crate) struct WorkerThread {
     rng: Cell<u64>,
 }
 
+/// A worker seat set aside by [`WorkerThread::set_aside`]. Not `Send`: it is
+/// restored on the thread that set it aside, inside the same `run_seat` frame.
+pub(crate) struct SetAside(*const WorkerThread);
+
+impl SetAside {
+    pub(crate) fn restore(&self) {
+        CURRENT.with(|current| current.set(self.0));
+    }
+}
+
 /// What a search ended with.
 enum Search {
     Found(JobRef),
@@ -49,11 +59,18 @@ impl WorkerThread {
     /// The worker running on this thread, if this thread is a worker.
     pub(crate) fn current<'a>() -> Option<&'a WorkerThread> {
         let worker = CURRENT.with(Cell::get);
-        // SAFETY: the pointer is set by `run` to a WorkerThread on this thread's
-        // stack and cleared before that frame ends; WorkerThread is !Send and
+        // SAFETY: the pointer is set by `run_seat` to a WorkerThread on this
+        // thread's stack and cleared before that frame ends (a `SetAside`
+        // restores it only within that frame, on this thread); WorkerThread is !Send and
         // !Sync, so references to it never leave this thread, and none outlive
         // `run` because every caller is inside a job that `run` executes.
         unsafe { worker.as_ref() }
+    }
+
+    /// Makes the calling thread stop counting as a worker (see blocking.rs)
+    /// until [`SetAside::restore`].
+    pub(crate) fn set_aside() -> SetAside {
+        SetAside(CURRENT.with(|current| current.replace(ptr::null())))
     }
 
     pub(crate) fn index(&self) -> usize {
@@ -215,8 +232,8 @@ impl WorkerThread {
             return Some(job);
         }
         let registry = &*self.registry;
-        if !registry.pinned[self.index].is_empty() {
-            if let Some(job) = steal_from(|| registry.pinned[self.index].steal()) {
+        if let Some(pinned) = registry.pinned_queue(self.index) {
+            if let Some(job) = steal_from(|| pinned.steal()) {
                 return Some(job);
             }
         }
@@ -228,13 +245,15 @@ impl WorkerThread {
 
     /// The fairness path: pinned, global, then the oldest job of our own queue.
     fn take_oldest_first(&self) -> Option<JobRef> {
-        steal_from(|| self.registry.pinned[self.index].steal())
+        let pinned = self.registry.pinned_queue(self.index);
+        pinned
+            .and_then(|pinned| steal_from(|| pinned.steal()))
             .or_else(|| steal_from(|| self.registry.injector.steal_batch_and_pop(&self.local)))
             .or_else(|| steal_from(|| self.registry.stealers[self.index].steal()))
     }
 
     fn has_pinned_work(&self) -> bool {
-        !self.registry.pinned[self.index].is_empty()
+        self.registry.pinned_queue(self.index).is_some()
     }
 
     /// Sweeps every queue this worker may take from until it finds a job, `done`
@@ -317,8 +336,7 @@ impl WorkerThread {
             }
             Steal::Empty => None,
         };
-        let pinned = &registry.pinned[self.index];
-        if !pinned.is_empty() {
+        if let Some(pinned) = registry.pinned_queue(self.index) {
             if let Some(job) = attempt(pinned.steal()) {
                 return Some(job);
             }
@@ -333,7 +351,8 @@ impl WorkerThread {
                 return Some(job);
             }
         }
-        let workers = registry.stealers.len();
+        // Worker seats and the spare seats in use (see blocking.rs).
+        let workers = registry.seats_in_use();
         let start = self.next_random() as usize % workers;
         let mut failed = 0;
         let mut found = None;
@@ -389,6 +408,20 @@ fn steal_from(mut steal: impl FnMut() -> Steal<JobRef>) -> Option<JobRef> {
 
 /// The body of a worker thread.
 pub(crate) fn run(registry: Arc<Registry>, index: usize, local: Worker<JobRef>) {
+    run_seat(registry, index, local, |worker| {
+        let registry = worker.registry_arc();
+        worker.wait_until(&|| registry.is_terminating());
+    });
+}
+
+/// Makes this thread the holder of seat `index` (a worker's, or a spare's: see
+/// blocking.rs) for the duration of `body`, with the pool's start/stop hooks.
+pub(crate) fn run_seat(
+    registry: Arc<Registry>,
+    index: usize,
+    local: Worker<JobRef>,
+    body: impl FnOnce(&WorkerThread),
+) {
     let worker = WorkerThread {
         local,
         index,
@@ -401,7 +434,7 @@ pub(crate) fn run(registry: Arc<Registry>, index: usize, local: Worker<JobRef>) 
     CURRENT.with(|current| current.set(&worker));
     let registry = &*worker.registry;
     run_hook(registry, registry.hooks.on_thread_start.as_deref(), index);
-    worker.wait_until(&|| registry.is_terminating());
+    body(&worker);
     run_hook(registry, registry.hooks.on_thread_stop.as_deref(), index);
     CURRENT.with(|current| current.set(ptr::null()));
 }

@@ -112,3 +112,25 @@ fn every_closure_is_dropped_once_run() {
     drop(pool);
     assert_eq!(std::sync::Arc::strong_count(&witness), 1);
 }
+
+/// The worker pointer set aside and restored around `weft::blocking`, and a
+/// spare seat whose thread runs stack jobs of a join inside the call.
+#[test]
+fn blocking_sets_the_worker_aside_and_back() {
+    let pool = weft::Pool::builder()
+        .workers(1)
+        .max_blocking(1)
+        .build()
+        .unwrap();
+    let (sender, receiver) = std::sync::mpsc::channel();
+    let (inside, after, sum) = pool.install(move || {
+        weft::spawn(move || {
+            let (a, b) = weft::join(|| 20, || 22);
+            sender.send(a + b).unwrap();
+        });
+        let inside = weft::blocking(weft::current_worker_index);
+        let sum = weft::blocking(|| receiver.recv().unwrap());
+        (inside, weft::current_worker_index(), sum)
+    });
+    assert_eq!((inside, after, sum), (None, Some(0), 42));
+}

@@ -1,0 +1,428 @@
+//! Blocking calls from tasks: [`blocking`] and the spare threads that stand
+//! in for a worker while it blocks.
+//!
+//! # How a blocking call keeps the pool's capacity
+//!
+//! Besides its `workers` seats, a pool has `max_blocking` *spare seats*: a
+//! queue (with its stealer in the registry), counters and a parking slot each,
+//! allocated at build time. A spare seat gets a thread the first time it is
+//! needed. [`blocking`] on a worker lends the calling worker a spare: the spare
+//! thread runs the ordinary worker loop on its own seat — its own queue first,
+//! then stealing from every other queue, including the blocked worker's — and
+//! takes part in the wake protocol exactly like a worker, so work arriving
+//! while the caller blocks wakes it or is found by it. When the call returns,
+//! the caller marks the spare *retiring* and wakes it if it sleeps; the caller
+//! goes on at once with its own seat (it never gave it away), and the spare
+//! leaves the worker loop when it next stands between tasks, then waits,
+//! parked and off the protocol, to be lent again. A blocking call that starts
+//! before a retiring spare has left takes it over instead (one CAS decides
+//! between the two), so back-to-back calls keep their stand-in.
+//!
+//! Why a second seat rather than handing the caller's own queue to the spare:
+//! the caller would then have to wait for the spare to hand it back, and the
+//! spare may be inside a task that waits for what the caller does next.
+//! With a seat of its own, nobody waits for anybody.
+//!
+//! # What it keeps of the protocol's invariants
+//!
+//! The protocol (`sleep.rs`) never asks *which* thread holds a seat, only that
+//! each registered seat is parked on its own slot and that a working seat will
+//! look at the queues before it sleeps. A spare seat not in use is neither
+//! working nor registered, so no wake can be owed to it; a seat in use is a
+//! worker like the others. Leaving happens only at the top of the worker loop
+//! (after `end_search` if it was searching), where a worker stands between
+//! tasks with nothing owed. While a worker blocks, its pinned queue (`spawn_on`)
+//! waits for it: pinned tasks are by definition never run elsewhere.
+//!
+//! # Cost
+//!
+//! A lend is a lock, and when the spare sleeps one thread wake (a few to tens
+//! of microseconds); the first lend of each spare seat starts its thread. A
+//! short call pays that for nothing: use [`blocking`] for calls that block for
+//! longer than a wake-up takes (I/O, sleeps, locks held by other threads).
+
+use std::cell::RefCell;
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread::JoinHandle as ThreadHandle;
+
+use crossbeam_deque::Worker;
+
+use crate::job::JobRef;
+use crate::registry::Registry;
+use crate::worker::{SetAside, WorkerThread};
+
+/// Runs `call` — a call that blocks the thread (I/O, a sleep, a lock another
+/// thread holds) — from a task without shrinking the pool's capacity: while it
+/// runs, a spare thread works in the calling worker's stead, running queued
+/// tasks and taking tasks from the blocked worker's queue.
+///
+/// Inside `call` the thread is not a worker: [`current_worker_index`]
+/// is `None`, waits on weft's primitives block the thread instead of running
+/// other tasks on top of `call`, and `weft::spawn`, `join`, `scope` and
+/// `spawn_future` act on the worker's pool. Afterwards the thread is the same
+/// worker again, with its own queue.
+///
+/// Off a worker thread this just runs `call`. If all of the pool's spare seats
+/// ([`Builder::max_blocking`](crate::Builder::max_blocking)) are in use, or a
+/// spare thread cannot be started, `call` runs without a stand-in: the pool
+/// then has one worker fewer until it returns. Tasks pinned to the blocked
+/// worker (`spawn_on`) wait for it.
+///
+/// Cost: a lock and, when the lent spare is asleep, one thread wake (a few to
+/// tens of microseconds); the first use of each spare seat starts its thread.
+/// Worth it for calls that block longer than that.
+///
+/// A panic in `call` is passed on to the caller, after the spare was told to
+/// stop.
+///
+/// [`current_worker_index`]: crate::current_worker_index
+///
+/// ```
+/// use std::time::Duration;
+///
+/// let pool = weft::Pool::builder().workers(1).build().unwrap();
+/// let (sender, receiver) = std::sync::mpsc::channel();
+/// pool.install(move || {
+///     // The only worker blocks, yet the task below runs meanwhile: a spare
+///     // thread stands in for the worker until `recv` returns.
+///     weft::spawn(move || sender.send(42).unwrap());
+///     let got = weft::blocking(|| receiver.recv_timeout(Duration::from_secs(10)));
+///     assert_eq!(got, Ok(42));
+/// });
+/// ```
+pub fn blocking<F, R>(call: F) -> R
+where
+    F: FnOnce() -> R,
+{
+    let Some(worker) = WorkerThread::current() else {
+        return call();
+    };
+    let registry = Arc::clone(worker.registry_arc());
+    let spare = registry.spares.lend(&registry);
+    let outcome = {
+        let _not_a_worker = BlockedSection::enter(Arc::clone(&registry));
+        panic::catch_unwind(AssertUnwindSafe(call))
+    };
+    if let Some(spare) = spare {
+        spare.retire(&registry);
+    }
+    match outcome {
+        Ok(value) => value,
+        Err(payload) => panic::resume_unwind(payload),
+    }
+}
+
+thread_local! {
+    /// The pool of the worker that this thread was before it entered
+    /// [`blocking`], while it is inside.
+    static BLOCKED_IN: RefCell<Option<Arc<Registry>>> = const { RefCell::new(None) };
+}
+
+/// While alive, the thread is not a worker: waits block it instead of
+/// running tasks on top of the blocked call (which would stack tasks on a
+/// thread that is meant to block), and free functions act on `registry`.
+struct BlockedSection {
+    worker: SetAside,
+    outer: Option<Arc<Registry>>,
+}
+
+impl BlockedSection {
+    fn enter(registry: Arc<Registry>) -> BlockedSection {
+        let worker = WorkerThread::set_aside();
+        let outer = BLOCKED_IN.with(|blocked| blocked.replace(Some(registry)));
+        BlockedSection { worker, outer }
+    }
+}
+
+impl Drop for BlockedSection {
+    fn drop(&mut self) {
+        BLOCKED_IN.with(|blocked| blocked.replace(self.outer.take()));
+        self.worker.restore();
+    }
+}
+
+/// The pool whose worker this thread is standing aside for in [`blocking`].
+pub(crate) fn blocked_pool() -> Option<Arc<Registry>> {
+    BLOCKED_IN.with(|blocked| blocked.borrow().clone())
+}
+
+/// Whether this thread is inside [`blocking`] for a worker of `registry`: its
+/// task is still running, so the pool cannot have drained, and what it spawns
+/// is accepted even while the pool shuts down.
+pub(crate) fn is_blocked_in(registry: &Registry) -> bool {
+    BLOCKED_IN.with(|blocked| {
+        blocked
+            .borrow()
+            .as_ref()
+            .is_some_and(|blocked| std::ptr::eq(Arc::as_ptr(blocked), registry))
+    })
+}
+
+/// What a spare thread is told to do next.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Order {
+    /// Wait to be lent.
+    Wait,
+    /// Run the worker loop on your seat until `retire` is set.
+    Work,
+    /// The pool has ended: leave.
+    Exit,
+}
+
+/// Where a lent spare stands (`SpareSlot::duty`).
+const WORKING: u8 = 0;
+/// Its borrower's call returned; another borrower may still take it over.
+const RETIRING: u8 = 1;
+/// It committed to leave the worker loop; it will be idle shortly.
+const LEAVING: u8 = 2;
+
+/// One spare thread's mailbox.
+struct SpareSlot {
+    seat: usize,
+    order: Mutex<Order>,
+    condvar: Condvar,
+    /// WORKING, RETIRING or LEAVING while lent. SeqCst: RETIRING is paired with
+    /// the spare's registration as a sleeper (see `Lent::retire`); the
+    /// takeover and leave CASes decide one winner between borrower and spare.
+    duty: AtomicU8,
+}
+
+impl SpareSlot {
+    /// The spare's exit condition: its borrower is done, and nobody took it
+    /// over before it committed to leave.
+    fn may_leave(&self) -> bool {
+        match self.duty.load(Ordering::SeqCst) {
+            LEAVING => true,
+            RETIRING => self
+                .duty
+                .compare_exchange(RETIRING, LEAVING, Ordering::SeqCst, Ordering::SeqCst)
+                .is_ok(),
+            _ => false,
+        }
+    }
+
+    /// A new borrower takes over a retiring spare that has not left yet.
+    fn take_over(&self) -> bool {
+        self.duty
+            .compare_exchange(RETIRING, WORKING, Ordering::SeqCst, Ordering::SeqCst)
+            .is_ok()
+    }
+
+    fn give(&self, order: Order) {
+        *self.order.lock().unwrap_or_else(|e| e.into_inner()) = order;
+        self.condvar.notify_one();
+    }
+
+    /// Blocks until lent (true) or told to exit (false).
+    fn next_order(&self) -> bool {
+        let mut order = self.order.lock().unwrap_or_else(|e| e.into_inner());
+        loop {
+            match *order {
+                Order::Work => {
+                    *order = Order::Wait;
+                    return true;
+                }
+                Order::Exit => return false,
+                Order::Wait => {
+                    order = self.condvar.wait(order).unwrap_or_else(|e| e.into_inner());
+                }
+            }
+        }
+    }
+}
+
+/// A spare lent to one blocking call.
+pub(crate) struct Lent {
+    slot: Arc<SpareSlot>,
+}
+
+impl Lent {
+    /// Tells the spare to stop standing in, waking it if it sleeps. Does not
+    /// wait: the spare leaves when it next stands between tasks.
+    fn retire(self, registry: &Registry) {
+        self.slot.duty.store(RETIRING, Ordering::SeqCst);
+        // Pairs with the spare's *register; fence; check `retire`* in the
+        // worker loop: either it sees the flag, or we see it registered.
+        registry.sleep.wake_worker(self.slot.seat);
+    }
+}
+
+/// How spare threads are named and sized: as the workers are.
+pub(crate) struct SpareThreads {
+    pub(crate) name: Option<Arc<dyn Fn(usize) -> String + Send + Sync>>,
+    pub(crate) stack_size: Option<usize>,
+}
+
+struct SpareState {
+    /// Owner ends of the seats that have no thread yet, the next one last.
+    unstarted: Vec<Worker<JobRef>>,
+    idle: Vec<Arc<SpareSlot>>,
+    /// Spares out on loan (including retiring and leaving ones).
+    lent: Vec<Arc<SpareSlot>>,
+    threads: Vec<ThreadHandle<()>>,
+    shut_down: bool,
+}
+
+/// The spare seats of one pool.
+pub(crate) struct Spares {
+    first_seat: usize,
+    /// Seats whose thread was started (or failed to start): the registry's
+    /// searches look at the queues of `first_seat + started` seats.
+    started: AtomicUsize,
+    state: Mutex<SpareState>,
+    /// Signalled when a leaving spare is back (see `lend`).
+    returned: Condvar,
+    threads: SpareThreads,
+}
+
+impl Spares {
+    pub(crate) fn new(
+        first_seat: usize,
+        locals: Vec<Worker<JobRef>>,
+        threads: SpareThreads,
+    ) -> Spares {
+        let mut unstarted = locals;
+        unstarted.reverse();
+        Spares {
+            first_seat,
+            started: AtomicUsize::new(0),
+            state: Mutex::new(SpareState {
+                unstarted,
+                idle: Vec::new(),
+                lent: Vec::new(),
+                threads: Vec::new(),
+                shut_down: false,
+            }),
+            returned: Condvar::new(),
+            threads,
+        }
+    }
+
+    /// Spare seats that may hold tasks. Acquire: pairs with the Release in
+    /// `lend`. A search must see a seat before the tasks pushed there, and it
+    /// does: the count is raised before the seat's thread starts, so it
+    /// happens before any push the searcher is bound to see.
+    pub(crate) fn started(&self) -> usize {
+        self.started.load(Ordering::Acquire)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, SpareState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Lends a spare: an idle one, else a retiring one taken over before it
+    /// leaves, else a new one. Waits for one that is leaving right now rather
+    /// than go without (back-to-back blocking calls would otherwise miss the
+    /// spare the previous call just released). `None` if every seat is busy,
+    /// the pool has ended, or a thread failed to start.
+    fn lend(&self, registry: &Arc<Registry>) -> Option<Lent> {
+        let mut state = self.lock();
+        loop {
+            if state.shut_down {
+                return None;
+            }
+            if let Some(slot) = state.idle.pop() {
+                slot.duty.store(WORKING, Ordering::SeqCst);
+                state.lent.push(Arc::clone(&slot));
+                drop(state);
+                slot.give(Order::Work);
+                return Some(Lent { slot });
+            }
+            if let Some(slot) = state.lent.iter().find(|slot| slot.take_over()) {
+                return Some(Lent {
+                    slot: Arc::clone(slot),
+                });
+            }
+            if !state.unstarted.is_empty() {
+                return self.start_spare(&mut state, registry);
+            }
+            if !state
+                .lent
+                .iter()
+                .any(|slot| slot.duty.load(Ordering::SeqCst) == LEAVING)
+            {
+                return None;
+            }
+            state = self.returned.wait(state).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    fn start_spare(&self, state: &mut SpareState, registry: &Arc<Registry>) -> Option<Lent> {
+        let local = state.unstarted.pop()?;
+        let seat = self.first_seat + self.started.fetch_add(1, Ordering::Release);
+        let slot = Arc::new(SpareSlot {
+            seat,
+            order: Mutex::new(Order::Work),
+            condvar: Condvar::new(),
+            duty: AtomicU8::new(WORKING),
+        });
+        let name = match &self.threads.name {
+            Some(name) => name(seat),
+            None => format!("weft-spare-{seat}"),
+        };
+        let mut thread = std::thread::Builder::new().name(name);
+        if let Some(bytes) = self.threads.stack_size {
+            thread = thread.stack_size(bytes);
+        }
+        let (thread_registry, thread_slot) = (Arc::clone(registry), Arc::clone(&slot));
+        match thread.spawn(move || spare_main(thread_registry, thread_slot, local)) {
+            Ok(handle) => {
+                state.threads.push(handle);
+                state.lent.push(Arc::clone(&slot));
+                Some(Lent { slot })
+            }
+            // The seat stays counted in `started`, with an empty queue no one
+            // pushes to: harmless, and rare enough not to reuse.
+            Err(_) => None,
+        }
+    }
+
+    /// A spare that left the worker loop waits to be lent again. Returns false
+    /// if the pool ended meanwhile (the thread then leaves).
+    fn back_to_idle(&self, slot: &Arc<SpareSlot>) -> bool {
+        let mut state = self.lock();
+        state.lent.retain(|lent| !Arc::ptr_eq(lent, slot));
+        self.returned.notify_all();
+        if state.shut_down {
+            return false;
+        }
+        state.idle.push(Arc::clone(slot));
+        true
+    }
+
+    /// The pool has ended (every task ran): idle spares leave.
+    pub(crate) fn shut_down(&self) {
+        let mut state = self.lock();
+        state.shut_down = true;
+        for slot in state.idle.drain(..) {
+            slot.give(Order::Exit);
+        }
+    }
+
+    /// Waits for every spare thread to leave (after `shut_down`).
+    pub(crate) fn join(&self) {
+        let threads = std::mem::take(&mut self.lock().threads);
+        for thread in threads {
+            let _ = thread.join();
+        }
+    }
+}
+
+fn spare_main(registry: Arc<Registry>, slot: Arc<SpareSlot>, local: Worker<JobRef>) {
+    let seat = slot.seat;
+    crate::worker::run_seat(registry, seat, local, |worker| {
+        let registry = worker.registry_arc();
+        while slot.next_order() {
+            worker.wait_until(&|| slot.may_leave() || registry.is_terminating());
+            // A worker's last act before it sleeps is this check; a spare
+            // leaving the loop may have run the pool's last task, so it must
+            // make the check too, or a closed pool would never see it drained.
+            registry.terminate_if_drained();
+            if !registry.spares.back_to_idle(&slot) {
+                break;
+            }
+        }
+    });
+}
