@@ -21,6 +21,7 @@ fn colour(sched: &str) -> RGBColor {
         "tokio" => RGBColor(44, 160, 44),
         "threadpool" => RGBColor(255, 127, 14),
         "chili" => RGBColor(148, 103, 189),
+        "async-executor" => RGBColor(140, 86, 75),
         _ => RGBColor(127, 127, 127),
     }
 }

@@ -24,8 +24,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant, SystemTime};
 
-/// Side-by-side benchmark of weft against rayon, tokio, threadpool, chili
-/// and std threads.
+/// Side-by-side benchmark of weft against rayon, tokio, async-executor,
+/// threadpool, chili and std threads.
 ///
 /// Default: the quick suite (every scenario at small sizes, 2 and 8 workers,
 /// 3 repetitions). Each run happens in its own child process; tables go to
@@ -105,8 +105,12 @@ fn scenario_help() -> String {
         "\nEquivalents on peers: rayon and threadpool have no wait group, event or ticket \
          queue, so std Mutex+Condvar versions stand in, blocking the worker (weft's own waits run other queued tasks meanwhile); \
          tokio tasks await tokio::sync::Notify (events) and a oneshot chain (tickets), its \
-         outside waiter uses the std wait group; chili runs join/* and the idle test only; std \
-         threads (thread::scope) run fork-join only. Anything else is shown as n/a.",
+         outside waiter uses the std wait group; weft runs event-chain, event-baton and ticket \
+         as futures too (wait_async), since a blocking wait on a worker deadlocks on those shapes; \
+         chili runs join/* and the idle test only; std threads (thread::scope) run fork-join \
+         only; async-executor (smol's executor, one thread per worker) runs async/* only, \
+         where weft, tokio and async-executor share futures-channel oneshots and each waits \
+         with its own block_on. Anything else is shown as n/a.",
     );
     s
 }

@@ -10,7 +10,15 @@ use std::collections::BTreeSet;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-const SCHEDULERS: [&str; 6] = ["weft", "rayon", "tokio", "threadpool", "chili", "std"];
+const SCHEDULERS: [&str; 7] = [
+    "weft",
+    "rayon",
+    "tokio",
+    "async-executor",
+    "threadpool",
+    "chili",
+    "std",
+];
 
 #[test]
 fn smoke_run_reports_every_scenario_on_every_scheduler() {
@@ -79,6 +87,11 @@ fn smoke_run_reports_every_scenario_on_every_scheduler() {
         "wake/fan-out",
         "join/fib",
         "join/tree-sum",
+        "async/chained-spawn",
+        "async/ping-pong",
+        "async/spawn-many",
+        "async/yield-many",
+        "async/fan-out",
     ] {
         assert!(
             cases.iter().any(|c| c.starts_with(&format!("{scenario} "))),

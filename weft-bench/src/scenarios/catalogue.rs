@@ -71,8 +71,12 @@ fn spawn_pools(kind: SchedKind, _workers: usize) -> Fit {
         SchedKind::Threadpool => Fit::Yes("ThreadPool::execute"),
         SchedKind::Chili => Fit::No("join only: no way to submit independent tasks"),
         SchedKind::Std => Fit::No("no pool: one OS thread per task does not fit this many tasks"),
+        SchedKind::AsyncExecutor => ASYNC_ONLY,
     }
 }
+
+/// async-executor runs futures only; it is compared on the async/* cases.
+const ASYNC_ONLY: Fit = Fit::No("async only: runs futures, compared on the async/* scenarios");
 
 fn fork_join_fit(kind: SchedKind, workers: usize) -> Fit {
     match kind {
@@ -91,9 +95,19 @@ fn wait_group_fit(kind: SchedKind, workers: usize) -> Fit {
     }
 }
 
+// weft runs event-chain, event-baton and ticket as futures, the way tokio
+// does: a blocking wait on a worker helps by running queued tasks on its own
+// stack, and in these shapes the helped task waits for the task beneath it,
+// so the worker deadlocks (the documented limit, crate docs "Waiting on a
+// worker helps"). Outside the pool weft::block_on parks without helping.
+
 fn event_fit(kind: SchedKind, workers: usize) -> Fit {
     match kind {
-        SchedKind::Weft => Fit::Yes("weft::Event (auto)"),
+        SchedKind::Weft => Fit::Yes(
+            "weft::Event (auto) wait_async in Pool::spawn_future tasks, waited for with \
+             weft::block_on outside the pool (a blocking wait on a worker helps, and \
+             deadlocks on this shape: crate docs)",
+        ),
         SchedKind::Rayon | SchedKind::Threadpool => {
             Fit::Yes("std Mutex+Condvar auto-reset event, blocking the worker")
         }
@@ -103,10 +117,7 @@ fn event_fit(kind: SchedKind, workers: usize) -> Fit {
 }
 
 fn baton_fit(kind: SchedKind, workers: usize) -> Fit {
-    let blocking = matches!(
-        kind,
-        SchedKind::Weft | SchedKind::Rayon | SchedKind::Threadpool
-    );
+    let blocking = matches!(kind, SchedKind::Rayon | SchedKind::Threadpool);
     if blocking && workers < 2 {
         // marl runs both tasks as fibers on one thread; a blocking wait
         // cannot, so one worker would hold one task forever.
@@ -117,7 +128,11 @@ fn baton_fit(kind: SchedKind, workers: usize) -> Fit {
 
 fn ticket_fit(kind: SchedKind, workers: usize) -> Fit {
     match kind {
-        SchedKind::Weft => Fit::Yes("weft::TicketQueue"),
+        SchedKind::Weft => Fit::Yes(
+            "weft::Ticket wait_async in Pool::spawn_future tasks, waited for with \
+             weft::block_on outside the pool (a blocking wait on a worker helps, and \
+             deadlocks on this shape: crate docs)",
+        ),
         SchedKind::Rayon | SchedKind::Threadpool => {
             Fit::Yes("chain of std Mutex+Condvar gates, blocking the worker")
         }
@@ -141,7 +156,60 @@ fn join_fit(kind: SchedKind, _workers: usize) -> Fit {
         SchedKind::Tokio => Fit::No("no fork-join: tokio::join! is not parallel"),
         SchedKind::Threadpool => Fit::No("no fork-join: a blocking join would deadlock"),
         SchedKind::Std => Fit::No("one OS thread per join does not fit millions of joins"),
+        SchedKind::AsyncExecutor => Fit::No("no fork-join: runs futures only"),
     }
+}
+
+/// The async/* cases run on runtimes of futures only; the notes name what
+/// weft, tokio and async-executor (`smol`) use. The submitter always waits
+/// with the runtime's own block_on.
+fn async_fit(kind: SchedKind, weft: &'static str, tokio: &'static str, smol: &'static str) -> Fit {
+    match kind {
+        SchedKind::Weft => Fit::Yes(weft),
+        SchedKind::Tokio => Fit::Yes(tokio),
+        SchedKind::AsyncExecutor => Fit::Yes(smol),
+        SchedKind::Rayon | SchedKind::Threadpool => {
+            Fit::No("no futures: runs closures only (a blocking executor per task is not a peer)")
+        }
+        SchedKind::Chili => Fit::No("no futures: join only"),
+        SchedKind::Std => Fit::No("no futures: no executor"),
+    }
+}
+
+fn spawn_future_fit(kind: SchedKind, _workers: usize) -> Fit {
+    async_fit(
+        kind,
+        "Pool::spawn_future, weft::block_on",
+        "Runtime::spawn, Runtime::block_on",
+        "Executor::spawn + detach, futures_lite::future::block_on",
+    )
+}
+
+fn ping_pong_fit(kind: SchedKind, _workers: usize) -> Fit {
+    async_fit(
+        kind,
+        "Pool::spawn_future, futures-channel oneshot",
+        "Runtime::spawn, futures-channel oneshot",
+        "Executor::spawn + detach, futures-channel oneshot",
+    )
+}
+
+fn yield_fit(kind: SchedKind, _workers: usize) -> Fit {
+    async_fit(
+        kind,
+        "weft::yield_now",
+        "tokio::task::yield_now",
+        "futures_lite::future::yield_now",
+    )
+}
+
+fn gate_fit(kind: SchedKind, _workers: usize) -> Fit {
+    async_fit(
+        kind,
+        "weft::Event (manual) wait_async, signal",
+        "tokio::sync::Notify notified, notify_waiters",
+        "event_listener::Event listen, notify(all)",
+    )
 }
 
 /// Every case, in report order. Sizes: [smoke, quick, full].
@@ -303,6 +371,51 @@ pub fn catalogue() -> Vec<Case> {
             higher_is_better: false,
             sizes: [10, 20, 24],
             fit: join_fit,
+        },
+        Case {
+            scenario: "async/chained-spawn",
+            variant: "",
+            about: "tokio's chained_spawn: a future spawns a future that spawns ... 1,000 deep, the last reports on a oneshot; the submitter's block_on waits (size = chains)",
+            unit: "ns/spawn",
+            higher_is_better: false,
+            sizes: [2, 100, 1_000],
+            fit: spawn_future_fit,
+        },
+        Case {
+            scenario: "async/ping-pong",
+            variant: "",
+            about: "tokio's ping_pong: one future spawns 1,000 pings; each spawns its pong and does one round trip over two futures-channel oneshots (size = batches; figure per round trip)",
+            unit: "ns/round trip",
+            higher_is_better: false,
+            sizes: [2, 50, 500],
+            fit: ping_pong_fit,
+        },
+        Case {
+            scenario: "async/spawn-many",
+            variant: "",
+            about: "tokio's spawn_many: one future spawns 10,000 empty futures that count down; the submitter's block_on waits for the last (size = batches)",
+            unit: "ns/task",
+            higher_is_better: false,
+            sizes: [1, 20, 200],
+            fit: spawn_future_fit,
+        },
+        Case {
+            scenario: "async/yield-many",
+            variant: "",
+            about: "tokio's yield_many: 200 futures submitted from outside each call the runtime's yield_now K times (size = K)",
+            unit: "ns/yield",
+            higher_is_better: false,
+            sizes: [10, 2_000, 10_000],
+            fit: yield_fit,
+        },
+        Case {
+            scenario: "async/fan-out",
+            variant: "",
+            about: "rounds of T = 4 x workers futures, all pending on one timer-free wake-all gate, released at once after 3 ms to park; release until the last finishes, median round (p99 in extras; size = rounds)",
+            unit: "us p50",
+            higher_is_better: false,
+            sizes: [3, 100, 400],
+            fit: gate_fit,
         },
     ]);
     cases

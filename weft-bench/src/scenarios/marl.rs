@@ -1,7 +1,9 @@
 //! Scenarios from marl's benchmark suite: empty and some-work task floods,
 //! fork-join rounds (CPU and sleeping, marl issue #232), and marl's waiting
 //! primitives (wait group, event chain, event baton, ticket queue) against
-//! the nearest equivalent each peer offers.
+//! the nearest equivalent each peer offers. The event chain, baton and
+//! ticket shapes run as futures on weft and tokio (see below), as blocking
+//! tasks on rayon and threadpool.
 
 use super::{leak, ns_per, timed, warm_up, Case, Measured};
 use crate::latch::Latch;
@@ -38,10 +40,13 @@ pub fn run(case: &Case, kind: SchedKind, workers: usize, size: u64) -> Measured 
             }
         }
         ("marl/wait-group", _) => with_sched!(kind, wait_group(workers, n)),
+        ("marl/event-chain", _) if kind == SchedKind::Weft => weft_event_chain(workers, n),
         ("marl/event-chain", _) if kind == SchedKind::Tokio => tokio_event_chain(workers, n),
         ("marl/event-chain", _) => with_blocking!(kind, event_chain(workers, n)),
+        ("marl/event-baton", _) if kind == SchedKind::Weft => weft_baton(workers, n),
         ("marl/event-baton", _) if kind == SchedKind::Tokio => tokio_baton(workers, n),
         ("marl/event-baton", _) => with_blocking!(kind, baton(workers, n)),
+        ("marl/ticket", _) if kind == SchedKind::Weft => weft_ticket(workers, n),
         ("marl/ticket", _) if kind == SchedKind::Tokio => tokio_ticket(workers, n),
         ("marl/ticket", _) => with_blocking!(kind, ticket(workers, n)),
         (other, _) => panic!("unknown marl scenario {other}"),
@@ -236,6 +241,92 @@ fn ticket<S: BlockingPrims>(workers: usize, queues: usize) -> Measured {
                 });
             }
             queue.take().wait();
+        }
+    });
+    Measured::new(wall, cpu, ns_per(wall, (queues * CHAIN_TASKS) as u64))
+}
+
+// weft runs the three chain shapes as futures too, mirroring tokio's code
+// below: as blocking tasks they deadlock on weft, whose waits on a worker
+// help by running queued tasks on the waiting worker's stack, and here the
+// helped task waits for the one beneath it (crate docs, "Waiting on a worker
+// helps"). `wait_async` holds no worker while it waits. The submitter waits
+// from outside the pool with weft::block_on, which parks without helping, as
+// tokio's Runtime::block_on waits on the calling thread.
+
+fn weft_pool(workers: usize) -> &'static weft::Pool {
+    let pool = leak(crate::scheds::weft::WeftSched::build(workers));
+    warm_up(pool, workers);
+    pool.pool()
+}
+
+fn weft_event_chain(workers: usize, chains: usize) -> Measured {
+    use weft::{Event, EventMode};
+    let pool = weft_pool(workers);
+    let ((), wall, cpu) = timed(|| {
+        for _ in 0..chains {
+            let events: Vec<Event> = (0..=CHAIN_TASKS)
+                .map(|_| Event::new(EventMode::Auto))
+                .collect();
+            for i in 0..CHAIN_TASKS {
+                let (prev, next) = (events[i].clone(), events[i + 1].clone());
+                // A dropped JoinHandle detaches the task.
+                drop(pool.spawn_future(async move {
+                    prev.wait_async().await;
+                    next.signal();
+                }));
+            }
+            events[0].signal();
+            weft::block_on(events[CHAIN_TASKS].wait_async());
+        }
+    });
+    Measured::new(wall, cpu, ns_per(wall, (chains * CHAIN_TASKS) as u64))
+}
+
+fn weft_baton(workers: usize, passes: usize) -> Measured {
+    use weft::{Event, EventMode};
+    let pool = weft_pool(workers);
+    let (to_a, to_b, done) = (
+        Event::new(EventMode::Auto),
+        Event::new(EventMode::Auto),
+        Event::new(EventMode::Auto),
+    );
+    let ((), wall, cpu) = timed(|| {
+        let (a_in, a_out) = (to_a.clone(), to_b.clone());
+        drop(pool.spawn_future(async move {
+            for _ in 0..passes {
+                a_in.wait_async().await;
+                a_out.signal();
+            }
+        }));
+        let (b_in, b_out, b_done) = (to_b.clone(), to_a.clone(), done.clone());
+        drop(pool.spawn_future(async move {
+            for _ in 0..passes {
+                b_in.wait_async().await;
+                b_out.signal();
+            }
+            b_done.signal();
+        }));
+        to_a.signal();
+        weft::block_on(done.wait_async());
+    });
+    Measured::new(wall, cpu, ns_per(wall, passes as u64))
+}
+
+fn weft_ticket(workers: usize, queues: usize) -> Measured {
+    let pool = weft_pool(workers);
+    let ((), wall, cpu) = timed(|| {
+        for _ in 0..queues {
+            let queue = weft::TicketQueue::new();
+            for _ in 0..CHAIN_TASKS {
+                let t = queue.take();
+                drop(pool.spawn_future(async move {
+                    t.wait_async().await;
+                    t.done();
+                }));
+            }
+            let last = queue.take();
+            weft::block_on(last.wait_async());
         }
     });
     Measured::new(wall, cpu, ns_per(wall, (queues * CHAIN_TASKS) as u64))

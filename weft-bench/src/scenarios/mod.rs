@@ -3,6 +3,7 @@
 //! shares (timing, leaking pools, warm-up, quantiles). The list of cases
 //! itself lives in catalogue.rs.
 
+pub mod asyncs;
 mod catalogue;
 pub mod go;
 pub mod join;
@@ -89,6 +90,7 @@ pub fn run(case: &Case, kind: SchedKind, workers: usize, size: u64) -> Measured 
         Some("go") => go::run(case, kind, workers, size),
         Some("wake") => wake::run(case, kind, workers, size),
         Some("join") => join::run(case, kind, workers, size),
+        Some("async") => asyncs::run(case, kind, workers, size),
         _ => panic!("unknown scenario {}", case.scenario),
     }
 }

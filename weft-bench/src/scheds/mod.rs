@@ -3,8 +3,11 @@
 //! that block the worker); every method is generic, so each scheduler's own
 //! spawn is called directly, monomorphised, with no extra boxing layered on top.
 //! Schedulers that cannot submit independent tasks (chili, std threads) have
-//! only the entry points the scenarios that fit them use.
+//! only the entry points the scenarios that fit them use. Runtimes that run
+//! futures (weft, tokio, async-executor) also implement [`AsyncSched`], which
+//! the async/* scenarios are written against.
 
+pub mod async_executor;
 pub mod blocking;
 pub mod chili;
 pub mod rayon;
@@ -13,6 +16,7 @@ pub mod threadpool;
 pub mod tokio;
 pub mod weft;
 
+use ::std::future::Future;
 use ::std::sync::atomic::{AtomicUsize, Ordering};
 
 #[derive(
@@ -33,16 +37,20 @@ pub enum SchedKind {
     Weft,
     Rayon,
     Tokio,
+    /// clap spells it "async-executor" already; serde's lowercase would not.
+    #[serde(rename = "async-executor")]
+    AsyncExecutor,
     Threadpool,
     Chili,
     Std,
 }
 
 impl SchedKind {
-    pub const ALL: [SchedKind; 6] = [
+    pub const ALL: [SchedKind; 7] = [
         SchedKind::Weft,
         SchedKind::Rayon,
         SchedKind::Tokio,
+        SchedKind::AsyncExecutor,
         SchedKind::Threadpool,
         SchedKind::Chili,
         SchedKind::Std,
@@ -53,6 +61,7 @@ impl SchedKind {
             SchedKind::Weft => "weft",
             SchedKind::Rayon => "rayon",
             SchedKind::Tokio => "tokio",
+            SchedKind::AsyncExecutor => "async-executor",
             SchedKind::Threadpool => "threadpool",
             SchedKind::Chili => "chili",
             SchedKind::Std => "std",
@@ -74,6 +83,35 @@ pub trait Sched: Send + Sync + Sized + 'static {
     /// it has one, else a per-thread id. Used to see whether a round of
     /// tasks spread over every worker.
     fn worker_index() -> Option<usize>;
+}
+
+/// A runtime of futures. Spawning goes through the runtime's handle both
+/// from the submitting thread and from inside its tasks: on a worker, weft's
+/// `Pool::spawn_future` and tokio's `Runtime::spawn` take the same local-queue
+/// path as their free functions (`weft::spawn_future`, `tokio::spawn`), and
+/// async-executor has no free function at all, so one path serves all three.
+pub trait AsyncSched: Sched {
+    /// What many futures wait on to be released at once (async/fan-out).
+    type Gate: GateLike;
+
+    /// Runs `future` as a detached task (its result is not waited for).
+    fn spawn_detached<F: Future<Output = ()> + Send + 'static>(&self, future: F);
+
+    /// Drives `future` to completion on the calling thread, which is never
+    /// one of the runtime's workers in the scenarios: it parks while pending.
+    fn block_on<F: Future>(&self, future: F) -> F::Output;
+
+    /// The runtime's own `yield_now`.
+    fn yield_now() -> impl Future<Output = ()> + Send + 'static;
+}
+
+/// A release for many waiting futures at once.
+pub trait GateLike: Clone + Send + Sync + 'static {
+    fn new() -> Self;
+    /// A future that completes once the gate is released, provided it was
+    /// polled at least once before the release.
+    fn wait(&self) -> impl Future<Output = ()> + Send + 'static;
+    fn release(&self);
 }
 
 /// Waiting primitives used *inside* tasks, blocking the worker thread.

@@ -5,7 +5,10 @@
 //! submitting thread, outside the runtime, waits with the std condvar group.
 
 use super::blocking::CondvarWaitGroup;
-use super::{thread_slot, Sched};
+use super::{thread_slot, AsyncSched, GateLike, Sched};
+use ::std::future::Future;
+use ::std::sync::Arc;
+use ::tokio::sync::Notify;
 
 pub struct TokioSched(::tokio::runtime::Runtime);
 
@@ -33,5 +36,41 @@ impl Sched for TokioSched {
 
     fn worker_index() -> Option<usize> {
         Some(thread_slot())
+    }
+}
+
+impl AsyncSched for TokioSched {
+    type Gate = Arc<Notify>;
+
+    fn spawn_detached<F: Future<Output = ()> + Send + 'static>(&self, future: F) {
+        // A dropped JoinHandle detaches the task.
+        drop(self.0.spawn(future));
+    }
+
+    fn block_on<F: Future>(&self, future: F) -> F::Output {
+        // On the calling thread, as tokio's own benchmarks wait.
+        self.0.block_on(future)
+    }
+
+    fn yield_now() -> impl Future<Output = ()> + Send + 'static {
+        ::tokio::task::yield_now()
+    }
+}
+
+/// `notify_waiters` releases every `Notified` created before it; the waiting
+/// future creates its `Notified` on its first poll, which the fan-out
+/// scenario sees happen before it releases.
+impl GateLike for Arc<Notify> {
+    fn new() -> Self {
+        Arc::new(Notify::new())
+    }
+
+    fn wait(&self) -> impl Future<Output = ()> + Send + 'static {
+        let notify = Arc::clone(self);
+        async move { notify.notified().await }
+    }
+
+    fn release(&self) {
+        self.notify_waiters();
     }
 }

@@ -1,7 +1,13 @@
 //! weft adapter: `Pool::spawn` for tasks, `current_worker_index` for worker
-//! identity, and weft's own WaitGroup, Event (auto mode) and TicketQueue.
+//! identity, and weft's own WaitGroup, Event (auto mode) and TicketQueue;
+//! for futures, `Pool::spawn_future`, `weft::block_on`, `weft::yield_now`
+//! and a manual-reset Event awaited with `wait_async`.
 
-use super::{BlockingPrims, EventLike, Sched, TicketLike, TicketQueueLike, WaitGroupLike};
+use super::{
+    AsyncSched, BlockingPrims, EventLike, GateLike, Sched, TicketLike, TicketQueueLike,
+    WaitGroupLike,
+};
+use ::std::future::Future;
 
 pub struct WeftSched(::weft::Pool);
 
@@ -28,6 +34,46 @@ impl Sched for WeftSched {
 
     fn worker_index() -> Option<usize> {
         ::weft::current_worker_index()
+    }
+}
+
+impl AsyncSched for WeftSched {
+    type Gate = Gate;
+
+    fn spawn_detached<F: Future<Output = ()> + Send + 'static>(&self, future: F) {
+        // A dropped JoinHandle detaches the task.
+        drop(self.0.spawn_future(future));
+    }
+
+    fn block_on<F: Future>(&self, future: F) -> F::Output {
+        // The free function, not `Pool::block_on`: that one moves the wait
+        // onto a worker (taking one from the pool being measured), while this
+        // parks the calling thread, as the peers' block_on do.
+        ::weft::block_on(future)
+    }
+
+    fn yield_now() -> impl Future<Output = ()> + Send + 'static {
+        ::weft::yield_now()
+    }
+}
+
+/// A manual-reset `weft::Event`: one `signal` releases every waiter. A
+/// newtype, because `weft::Event` already stands for the auto-reset event
+/// of [`BlockingPrims`].
+#[derive(Clone)]
+pub struct Gate(::weft::Event);
+
+impl GateLike for Gate {
+    fn new() -> Self {
+        Gate(::weft::Event::new(::weft::EventMode::Manual))
+    }
+
+    fn wait(&self) -> impl Future<Output = ()> + Send + 'static {
+        self.0.wait_async()
+    }
+
+    fn release(&self) {
+        self.0.signal();
     }
 }
 
