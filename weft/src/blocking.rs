@@ -47,11 +47,8 @@ use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle as ThreadHandle;
 
-use crossbeam_deque::Worker;
-
-use crate::job::JobRef;
 use crate::registry::Registry;
-use crate::worker::{SetAside, WorkerThread};
+use crate::worker::{SeatQueues, SetAside, WorkerThread};
 
 /// Runs `call` — a call that blocks the thread (I/O, a sleep, a lock another
 /// thread holds) — from a task without shrinking the pool's capacity: while it
@@ -100,6 +97,8 @@ where
         return call();
     };
     let registry = Arc::clone(worker.registry_arc());
+    // A future waiting in the worker's `next` slot must not wait for the call.
+    worker.flush_next();
     let spare = registry.spares.lend(&registry);
     let outcome = {
         let _not_a_worker = BlockedSection::enter(Arc::clone(&registry));
@@ -257,7 +256,7 @@ pub(crate) struct SpareThreads {
 
 struct SpareState {
     /// Owner ends of the seats that have no thread yet, the next one last.
-    unstarted: Vec<Worker<JobRef>>,
+    unstarted: Vec<SeatQueues>,
     idle: Vec<Arc<SpareSlot>>,
     /// Spares out on loan (including retiring and leaving ones).
     lent: Vec<Arc<SpareSlot>>,
@@ -278,11 +277,7 @@ pub(crate) struct Spares {
 }
 
 impl Spares {
-    pub(crate) fn new(
-        first_seat: usize,
-        locals: Vec<Worker<JobRef>>,
-        threads: SpareThreads,
-    ) -> Spares {
+    pub(crate) fn new(first_seat: usize, locals: Vec<SeatQueues>, threads: SpareThreads) -> Spares {
         let mut unstarted = locals;
         unstarted.reverse();
         Spares {
@@ -410,7 +405,7 @@ impl Spares {
     }
 }
 
-fn spare_main(registry: Arc<Registry>, slot: Arc<SpareSlot>, local: Worker<JobRef>) {
+fn spare_main(registry: Arc<Registry>, slot: Arc<SpareSlot>, local: SeatQueues) {
     let seat = slot.seat;
     crate::worker::run_seat(registry, seat, local, |worker| {
         let registry = worker.registry_arc();

@@ -6,12 +6,11 @@ use std::io;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crossbeam_deque::Worker;
-
 use crate::blocking::{SpareThreads, Spares};
 use crate::pool::Pool;
 use crate::registry::{Hooks, PanicHandler, Registry, ThreadHook};
 use crate::sleep::MAX_WORKERS;
+use crate::worker::SeatQueues;
 
 /// The environment variable that sets the default number of workers.
 pub const WORKERS_ENV: &str = "WEFT_WORKERS";
@@ -284,10 +283,15 @@ impl Builder {
             Some(requested) => requested,
             None => DEFAULT_MAX_BLOCKING.min(room),
         };
-        let mut locals: Vec<_> = (0..workers + max_blocking)
-            .map(|_| Worker::new_lifo())
-            .collect();
-        let stealers = locals.iter().map(Worker::stealer).collect();
+        let mut locals = Vec::with_capacity(workers + max_blocking);
+        let mut stealers = Vec::with_capacity(workers + max_blocking);
+        let mut yield_stealers = Vec::with_capacity(workers + max_blocking);
+        for _ in 0..workers + max_blocking {
+            let (queues, stealer, yield_stealer) = SeatQueues::new();
+            locals.push(queues);
+            stealers.push(stealer);
+            yield_stealers.push(yield_stealer);
+        }
         let spare_locals = locals.split_off(workers);
         let max_spinning = self.max_spinning.unwrap_or(workers / 2).max(1);
         let hooks = Hooks {
@@ -312,6 +316,7 @@ impl Builder {
         );
         let registry = Arc::new(Registry::new(
             stealers,
+            yield_stealers,
             workers,
             spares,
             max_spinning,

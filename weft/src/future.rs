@@ -191,7 +191,7 @@ mod tasks {
     use std::task::{Context, Poll, Wake, Waker};
     use std::thread;
 
-    use crate::job::{HeapJob, JobRef};
+    use crate::job::{arc_job_ref, ArcJob, JobRef};
     use crate::registry::Registry;
     use crate::task::{self, JoinHandle, Packet};
     use crate::waiter::{block_until, Waiter};
@@ -254,7 +254,10 @@ mod tasks {
                 self.state.finish();
                 return;
             };
-            let outcome = panic::catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(&mut cx)));
+            let outcome = {
+                let _polling = WorkerThread::current().map(WorkerThread::enter_poll);
+                panic::catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(&mut cx)))
+            };
             let result = match outcome {
                 Ok(Poll::Pending) => {
                     drop(slot);
@@ -388,10 +391,15 @@ mod tasks {
         }
     }
 
-    /// The job that polls `task` once.
+    impl<T: Send + 'static> ArcJob for Task<T> {
+        fn run_job(self: Arc<Self>) {
+            self.run();
+        }
+    }
+
+    /// The job that polls `task` once: the task itself, no allocation.
     fn poll_job<T: Send + 'static>(task: Arc<Task<T>>) -> JobRef {
-        // SAFETY: the closure owns everything it uses (`Task<T>: 'static`).
-        unsafe { HeapJob::new_ref(move || task.run()) }
+        arc_job_ref(task)
     }
 
     /// Queues a poll of `task`, which the caller just moved from IDLE to
@@ -403,7 +411,12 @@ mod tasks {
             if worker.is_in(&task.registry) {
                 // Even in a closed pool: a running job's push is counted before
                 // the job finishes, so the pool runs it before it terminates.
-                worker.push(poll_job(task));
+                // Woken by a poll: run it right after that poll, here.
+                if worker.is_polling() {
+                    worker.push_next(poll_job(task));
+                } else {
+                    worker.push(poll_job(task));
+                }
                 return;
             }
         }
@@ -415,16 +428,17 @@ mod tasks {
     }
 
     /// Queues a poll of `task` after a poll of it was woken meanwhile (the caller
-    /// is a worker of its pool). The global queue, so that the worker's other
-    /// tasks run first: a future that wakes itself (as [`yield_now`] does) does not
-    /// starve them.
+    /// is a worker of its pool). Behind the worker's other tasks, in its
+    /// `yielded` queue, so that a future that wakes itself (as [`yield_now`]
+    /// does) does not starve them; thieves take from that queue too.
     fn requeue<T: Send + 'static>(task: Arc<Task<T>>) {
-        let registry = Arc::clone(&task.registry);
-        if let Err(task) = registry.inject(task, poll_job) {
-            // Closed: keep it on this worker, which drains it before exiting.
-            match WorkerThread::current() {
-                Some(worker) if worker.is_in(&registry) => worker.push(poll_job(task)),
-                _ => {
+        match WorkerThread::current() {
+            // Even in a closed pool: as in `schedule`, the push is counted
+            // while the polling job runs.
+            Some(worker) if worker.is_in(&task.registry) => worker.push_yielded(poll_job(task)),
+            _ => {
+                let registry = Arc::clone(&task.registry);
+                if let Err(task) = registry.inject(task, poll_job) {
                     task.state.finish();
                     task.abandon();
                 }

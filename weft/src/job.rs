@@ -9,6 +9,7 @@
 use std::any::Any;
 use std::cell::UnsafeCell;
 use std::panic::{self, AssertUnwindSafe};
+use std::sync::Arc;
 
 use crate::latch::Latch;
 
@@ -84,6 +85,31 @@ impl<F: FnOnce() + Send> HeapJob<F> {
         let job = unsafe { Box::from_raw(data as *mut HeapJob<F>) };
         (job.func)();
     }
+}
+
+/// A job that is shared state already reference-counted, such as a future's
+/// task: the queue holds one strong reference, which running the job gives up.
+/// Queuing it again costs no allocation (a heap job would box a closure per
+/// run).
+pub(crate) trait ArcJob: Send + Sync + 'static {
+    fn run_job(self: Arc<Self>);
+}
+
+/// Queues one strong reference to `job`.
+pub(crate) fn arc_job_ref<T: ArcJob>(job: Arc<T>) -> JobRef {
+    JobRef {
+        data: Arc::into_raw(job) as *const (),
+        run: run_arc::<T>,
+        counted: true,
+    }
+}
+
+unsafe fn run_arc<T: ArcJob>(data: *const ()) {
+    // SAFETY: `data` came from `Arc::into_raw` in `arc_job_ref`, and by
+    // `JobRef::run`'s contract this runs once: the strong reference the queue
+    // held is taken back exactly once.
+    let job = unsafe { Arc::from_raw(data as *const T) };
+    job.run_job();
 }
 
 /// What a stack job left behind.

@@ -48,8 +48,10 @@ impl JobCounters {
 /// (blocking.rs), which only threads standing in for a blocked worker use.
 pub(crate) struct Registry {
     pub(crate) injector: Injector<JobRef>,
-    /// One per seat.
+    /// One per seat: the seats' `local` queues...
     pub(crate) stealers: Box<[Stealer<JobRef>]>,
+    /// ...and their `yielded` queues (see `worker::SeatQueues`).
+    pub(crate) yield_stealers: Box<[Stealer<JobRef>]>,
     /// One queue per worker for `spawn_on`: only its owner takes from it.
     pinned: Box<[Injector<JobRef>]>,
     pub(crate) spares: Spares,
@@ -65,10 +67,11 @@ pub(crate) struct Registry {
 }
 
 impl Registry {
-    /// `stealers` has one entry per seat: `workers` workers' seats, then the
-    /// spare seats whose owner ends `spares` holds.
+    /// `stealers` and `yield_stealers` have one entry per seat: `workers`
+    /// workers' seats, then the spare seats whose owner ends `spares` holds.
     pub(crate) fn new(
         stealers: Vec<Stealer<JobRef>>,
+        yield_stealers: Vec<Stealer<JobRef>>,
         workers: usize,
         spares: Spares,
         max_searching: usize,
@@ -78,6 +81,7 @@ impl Registry {
         Registry {
             injector: Injector::new(),
             stealers: stealers.into_boxed_slice(),
+            yield_stealers: yield_stealers.into_boxed_slice(),
             pinned: (0..workers).map(|_| Injector::new()).collect(),
             spares,
             sleep: Sleep::new(seats, max_searching),
@@ -201,9 +205,9 @@ impl Registry {
     pub(crate) fn has_work_for(&self, index: usize) -> bool {
         !self.injector.is_empty()
             || self.pinned_queue(index).is_some()
-            || self.stealers[..self.seats_in_use()]
-                .iter()
-                .any(|stealer| !stealer.is_empty())
+            || (0..self.seats_in_use()).any(|seat| {
+                !self.stealers[seat].is_empty() || !self.yield_stealers[seat].is_empty()
+            })
     }
 
     pub(crate) fn stats(&self) -> Stats {

@@ -9,7 +9,7 @@ use std::ptr;
 use std::sync::Arc;
 use std::time::Instant;
 
-use crossbeam_deque::{Steal, Worker};
+use crossbeam_deque::{Steal, Stealer, Worker};
 
 use crate::job::JobRef;
 use crate::registry::{JobCounters, Registry};
@@ -23,13 +23,52 @@ use crate::trace::{self, EventKind};
 /// constant stream of local work. Prime, so it does not beat with task patterns.
 const FAIRNESS_INTERVAL: u32 = 61;
 
+/// How many jobs in a row a worker may take from its `next` slot before the
+/// slot's job goes behind the queued ones: two futures waking each other keep
+/// the slot busy, and the queues must not wait on them for ever.
+const MAX_NEXT_STREAK: u32 = 32;
+
 thread_local! {
     static CURRENT: Cell<*const WorkerThread> = const { Cell::new(ptr::null()) };
+}
+
+/// The owner ends of one seat's queues.
+pub(crate) struct SeatQueues {
+    /// Newest first: `join`'s and `spawn`'s jobs.
+    pub(crate) local: Worker<JobRef>,
+    /// Oldest first: futures that woke themselves while being polled (as
+    /// `yield_now` does). A separate queue so that they go behind the seat's
+    /// other work instead of in front of it, without the contention of the
+    /// global queue; thieves take from it like from `local`.
+    pub(crate) yielded: Worker<JobRef>,
+}
+
+impl SeatQueues {
+    /// A seat's queues, with their stealers (`local`'s, then `yielded`'s).
+    pub(crate) fn new() -> (SeatQueues, Stealer<JobRef>, Stealer<JobRef>) {
+        let queues = SeatQueues {
+            local: Worker::new_lifo(),
+            yielded: Worker::new_fifo(),
+        };
+        let (local, yielded) = (queues.local.stealer(), queues.yielded.stealer());
+        (queues, local, yielded)
+    }
 }
 
 /// A worker's private state, living on its thread's stack for the thread's life.
 pub(crate) struct WorkerThread {
     local: Worker<JobRef>,
+    yielded: Worker<JobRef>,
+    /// A future woken by a poll running on this worker: it runs as soon as
+    /// that poll returns, with no wake-up of another worker and no queue in
+    /// between (a message passed from one future to the next). Only polls may
+    /// fill it, because a poll returns promptly by the contract of `Future`;
+    /// a task that may run long wakes into the queues, where thieves see it.
+    next: Cell<Option<JobRef>>,
+    /// Whether the job running on this worker right now is a future's poll.
+    polling: Cell<bool>,
+    /// Jobs taken from `next` in a row (see [`MAX_NEXT_STREAK`]).
+    next_streak: Cell<u32>,
     index: usize,
     registry: Arc<Registry>,
     tick: Cell<u32>,
@@ -43,6 +82,18 @@ pub(crate) struct SetAside(*const WorkerThread);
 impl SetAside {
     pub(crate) fn restore(&self) {
         CURRENT.with(|current| current.set(self.0));
+    }
+}
+
+/// Ends a poll's mark on its worker (see [`WorkerThread::enter_poll`]).
+pub(crate) struct PollGuard<'a> {
+    worker: &'a WorkerThread,
+    outer: bool,
+}
+
+impl Drop for PollGuard<'_> {
+    fn drop(&mut self) {
+        self.worker.polling.set(self.outer);
     }
 }
 
@@ -95,6 +146,51 @@ impl WorkerThread {
         self.registry.sleep.notify_work();
     }
 
+    /// Queues a job behind this worker's other work (see [`SeatQueues::yielded`]).
+    pub(crate) fn push_yielded(&self, job: JobRef) {
+        if job.is_counted() {
+            JobCounters::bump(&self.registry.counters[self.index].pushed);
+        }
+        self.yielded.push(job);
+        self.registry.sleep.notify_work();
+    }
+
+    /// Whether a job woken now may go to the `next` slot: a future's poll is
+    /// running on this worker.
+    pub(crate) fn is_polling(&self) -> bool {
+        self.polling.get()
+    }
+
+    /// Marks the running job as a future's poll until the guard drops.
+    pub(crate) fn enter_poll(&self) -> PollGuard<'_> {
+        PollGuard {
+            worker: self,
+            outer: self.polling.replace(true),
+        }
+    }
+
+    /// Puts a job woken by the running poll in the `next` slot. A job already
+    /// there goes to the local queue, where thieves can take it.
+    pub(crate) fn push_next(&self, job: JobRef) {
+        if job.is_counted() {
+            JobCounters::bump(&self.registry.counters[self.index].pushed);
+        }
+        if let Some(previous) = self.next.replace(Some(job)) {
+            self.local.push(previous);
+            self.registry.sleep.notify_work();
+        }
+    }
+
+    /// Moves the `next` slot's job to the local queue, where thieves can take
+    /// it: before this worker stops taking jobs for a while (a helping wait
+    /// returns to its task, a blocking call begins).
+    pub(crate) fn flush_next(&self) {
+        if let Some(job) = self.next.take() {
+            self.local.push(job);
+            self.registry.sleep.notify_work();
+        }
+    }
+
     /// Pops the newest job of this worker's own queue.
     pub(crate) fn pop(&self) -> Option<JobRef> {
         self.local.pop()
@@ -103,6 +199,9 @@ impl WorkerThread {
     /// Runs one job, sending a panic that escapes it to the pool's handler.
     pub(crate) fn execute(&self, job: JobRef) {
         let counted = job.is_counted();
+        // A job is not a poll until it says so (`enter_poll`); restored after,
+        // for a job run by a wait inside a poll.
+        let outer_polling = self.polling.replace(false);
         trace_hook!(self.trace(EventKind::TaskStart { name: None }));
         // SAFETY: the job was just taken out of a queue (or popped back by its
         // owner), so this is its only run.
@@ -110,6 +209,7 @@ impl WorkerThread {
         if let Err(payload) = outcome {
             self.registry.handle_panic(payload);
         }
+        self.polling.set(outer_polling);
         // Before the count, so a task counted in the stats has its end traced.
         trace_hook!(self.trace(EventKind::TaskEnd));
         if counted {
@@ -141,6 +241,8 @@ impl WorkerThread {
                 if searching {
                     sleep.end_search(|| self.registry.has_work_for(self.index));
                 }
+                // The caller goes back to its own task, which may run long.
+                self.flush_next();
                 return done();
             }
             if !searching {
@@ -221,6 +323,18 @@ impl WorkerThread {
 
     /// Work this worker takes without searching: its own queues and the global one.
     fn find_own_work(&self) -> Option<JobRef> {
+        match self.next.take() {
+            Some(job) if self.next_streak.get() < MAX_NEXT_STREAK => {
+                self.next_streak.set(self.next_streak.get() + 1);
+                return Some(job);
+            }
+            Some(job) => {
+                self.next_streak.set(0);
+                self.yielded.push(job);
+                self.registry.sleep.notify_work();
+            }
+            None => self.next_streak.set(0),
+        }
         let tick = self.tick.get().wrapping_add(1);
         self.tick.set(tick);
         if tick % FAIRNESS_INTERVAL == 0 {
@@ -229,6 +343,9 @@ impl WorkerThread {
             }
         }
         if let Some(job) = self.local.pop() {
+            return Some(job);
+        }
+        if let Some(job) = self.yielded.pop() {
             return Some(job);
         }
         let registry = &*self.registry;
@@ -249,6 +366,7 @@ impl WorkerThread {
         pinned
             .and_then(|pinned| steal_from(|| pinned.steal()))
             .or_else(|| steal_from(|| self.registry.injector.steal_batch_and_pop(&self.local)))
+            .or_else(|| self.yielded.pop())
             .or_else(|| steal_from(|| self.registry.stealers[self.index].steal()))
     }
 
@@ -358,21 +476,28 @@ impl WorkerThread {
         let mut found = None;
         for offset in 0..workers {
             let victim = (start + offset) % workers;
-            let stealer = &registry.stealers[victim];
-            if victim == self.index || stealer.is_empty() {
+            if victim == self.index {
                 continue;
             }
-            found = attempt(if single {
-                stealer.steal()
-            } else {
-                stealer.steal_batch_and_pop(&self.local)
-            });
+            for stealer in [&registry.stealers[victim], &registry.yield_stealers[victim]] {
+                if stealer.is_empty() {
+                    continue;
+                }
+                found = attempt(if single {
+                    stealer.steal()
+                } else {
+                    stealer.steal_batch_and_pop(&self.local)
+                });
+                if found.is_some() {
+                    break;
+                }
+                failed += 1;
+            }
             if found.is_some() {
                 WorkerCounters::add(&self.stats().stolen, 1);
                 trace_hook!(self.trace(EventKind::Steal { from: victim }));
                 break;
             }
-            failed += 1;
         }
         if failed > 0 {
             WorkerCounters::add(&self.stats().failed_steals, failed);
@@ -407,8 +532,8 @@ fn steal_from(mut steal: impl FnMut() -> Steal<JobRef>) -> Option<JobRef> {
 }
 
 /// The body of a worker thread.
-pub(crate) fn run(registry: Arc<Registry>, index: usize, local: Worker<JobRef>) {
-    run_seat(registry, index, local, |worker| {
+pub(crate) fn run(registry: Arc<Registry>, index: usize, queues: SeatQueues) {
+    run_seat(registry, index, queues, |worker| {
         let registry = worker.registry_arc();
         worker.wait_until(&|| registry.is_terminating());
     });
@@ -419,11 +544,15 @@ pub(crate) fn run(registry: Arc<Registry>, index: usize, local: Worker<JobRef>) 
 pub(crate) fn run_seat(
     registry: Arc<Registry>,
     index: usize,
-    local: Worker<JobRef>,
+    queues: SeatQueues,
     body: impl FnOnce(&WorkerThread),
 ) {
     let worker = WorkerThread {
-        local,
+        local: queues.local,
+        yielded: queues.yielded,
+        next: Cell::new(None),
+        polling: Cell::new(false),
+        next_streak: Cell::new(0),
         index,
         registry,
         tick: Cell::new(0),

@@ -215,6 +215,38 @@ fn yield_now_lets_other_tasks_run() {
     });
 }
 
+/// Two futures that wake each other run back to back on one worker (a woken
+/// future runs right after the poll that woke it), but not for ever: a task
+/// queued meanwhile still gets the worker.
+#[test]
+fn futures_waking_each_other_do_not_starve_queued_tasks() {
+    guarded(|| {
+        let pool = pool(1);
+        let stop = Arc::new(AtomicBool::new(false));
+        let (ping, pong) = (
+            weft::Event::new(weft::EventMode::Auto),
+            weft::Event::new(weft::EventMode::Auto),
+        );
+        let player = |mine: weft::Event, theirs: weft::Event, stop: Arc<AtomicBool>| async move {
+            let mut passes = 0u64;
+            while !stop.load(Ordering::SeqCst) {
+                theirs.signal();
+                mine.wait_async().await;
+                passes += 1;
+            }
+            // Let the other player see the stop too.
+            theirs.signal();
+            passes
+        };
+        let a = pool.spawn_future(player(ping.clone(), pong.clone(), stop.clone()));
+        let b = pool.spawn_future(player(pong, ping, stop.clone()));
+        let setter = stop.clone();
+        pool.spawn(move || setter.store(true, Ordering::SeqCst));
+        let passes = a.join().unwrap() + b.join().unwrap();
+        assert!(passes >= 1, "the players never ran");
+    });
+}
+
 #[test]
 fn a_future_woken_from_a_plain_thread_completes() {
     guarded(|| {

@@ -134,3 +134,38 @@ fn blocking_sets_the_worker_aside_and_back() {
     });
     assert_eq!((inside, after, sum), (None, Some(0), 42));
 }
+
+/// Futures' polls are queued as the task's own `Arc` (no boxed closure): the
+/// reference each queued poll holds is taken back exactly once, through the
+/// local queue, the `next` slot (a wake from a poll), the yield queue and the
+/// global queue (a wake from outside).
+#[test]
+fn futures_queue_their_task_arc_once_per_poll() {
+    let pool = pool(2);
+    let event = weft::Event::new(weft::EventMode::Auto);
+    let waiter = {
+        let event = event.clone();
+        pool.spawn_future(async move {
+            event.wait_async().await;
+            weft::yield_now().await;
+            7
+        })
+    };
+    let relay = {
+        let event = event.clone();
+        pool.spawn_future(async move {
+            weft::yield_now().await;
+            event.signal();
+        })
+    };
+    relay.join().unwrap();
+    assert_eq!(weft::block_on(waiter).unwrap(), 7);
+    // From outside the pool: the wake goes through the global queue.
+    let event2 = weft::Event::new(weft::EventMode::Auto);
+    let waiting = {
+        let event2 = event2.clone();
+        pool.spawn_future(async move { event2.wait_async().await })
+    };
+    event2.signal();
+    waiting.join().unwrap();
+}
