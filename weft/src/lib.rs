@@ -84,10 +84,13 @@ macro_rules! trace_hook {
 }
 
 #[cfg(not(loom))]
+mod block_on;
+#[cfg(not(loom))]
 mod blocking;
 #[cfg(not(loom))]
 mod builder;
 mod facade;
+#[cfg(not(loom))]
 mod future;
 #[cfg(not(loom))]
 mod global;
@@ -110,6 +113,7 @@ mod stats;
 mod sync;
 #[cfg(not(loom))]
 mod task;
+mod task_state;
 #[cfg(all(feature = "trace", not(loom)))]
 pub mod trace;
 #[cfg(not(loom))]
@@ -121,13 +125,15 @@ mod worker;
 mod sleep_loom_tests;
 
 #[cfg(not(loom))]
+pub use crate::block_on::{block_on, yield_now, YieldNow};
+#[cfg(not(loom))]
 pub use crate::blocking::blocking;
 #[cfg(not(loom))]
 pub use crate::builder::{
     BuildError, Builder, DEFAULT_MAX_BLOCKING, DEFAULT_SPIN, MIN_STACK_SIZE, WORKERS_ENV,
 };
 #[cfg(not(loom))]
-pub use crate::future::{block_on, spawn_future, yield_now, YieldNow};
+pub use crate::future::spawn_future;
 #[cfg(not(loom))]
 pub use crate::join::join;
 #[cfg(not(loom))]

@@ -254,7 +254,7 @@ impl Pool {
         F: std::future::Future + Send,
         F::Output: Send,
     {
-        self.install(|| crate::future::block_on(future))
+        self.install(|| crate::block_on::block_on(future))
     }
 }
 

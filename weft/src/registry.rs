@@ -9,6 +9,7 @@ use crossbeam_deque::{Injector, Stealer};
 use crossbeam_utils::CachePadded;
 
 use crate::blocking::Spares;
+use crate::future::ParkedFutures;
 use crate::job::JobRef;
 use crate::sleep::Sleep;
 use crate::stats::{Stats, WorkerCounters};
@@ -64,6 +65,8 @@ pub(crate) struct Registry {
     closed: AtomicBool,
     terminating: AtomicBool,
     pub(crate) hooks: Hooks,
+    /// This pool's futures that went pending, for the sweep when it is dropped.
+    pub(crate) parked_futures: ParkedFutures,
 }
 
 impl Registry {
@@ -92,6 +95,7 @@ impl Registry {
             closed: AtomicBool::new(false),
             terminating: AtomicBool::new(false),
             hooks,
+            parked_futures: ParkedFutures::default(),
         }
     }
 
