@@ -110,7 +110,9 @@ fn scenario_help() -> String {
          chili runs join/* and the idle test only; std threads (thread::scope) run fork-join \
          only; async-executor (smol's executor, one thread per worker) runs async/* only, \
          where weft, tokio and async-executor share futures-channel oneshots and each waits \
-         with its own block_on. Anything else is shown as n/a.",
+         with its own block_on. blocking/* sets weft::blocking against tokio's \
+         task::block_in_place; rayon and threadpool, which have no stand-in, make the call \
+         directly in the task (blocking/capacity only). Anything else is shown as n/a.",
     );
     s
 }

@@ -92,6 +92,8 @@ fn smoke_run_reports_every_scenario_on_every_scheduler() {
         "async/spawn-many",
         "async/yield-many",
         "async/fan-out",
+        "blocking/empty-call",
+        "blocking/capacity",
     ] {
         assert!(
             cases.iter().any(|c| c.starts_with(&format!("{scenario} "))),

@@ -212,6 +212,54 @@ fn gate_fit(kind: SchedKind, _workers: usize) -> Fit {
     )
 }
 
+/// blocking/* compares the pools' stand-in APIs; `direct` is the note for
+/// rayon and threadpool, which have none and make the call in the task, or
+/// `None` where only the stand-in's own cost is measured (n/a for them).
+fn blocking_fit(
+    kind: SchedKind,
+    weft: &'static str,
+    tokio: &'static str,
+    direct: Option<[&'static str; 2]>,
+) -> Fit {
+    match (kind, direct) {
+        (SchedKind::Weft, _) => Fit::Yes(weft),
+        (SchedKind::Tokio, _) => Fit::Yes(tokio),
+        (SchedKind::Rayon, Some([rayon, _])) => Fit::Yes(rayon),
+        (SchedKind::Threadpool, Some([_, threadpool])) => Fit::Yes(threadpool),
+        (SchedKind::Rayon | SchedKind::Threadpool, None) => Fit::No(
+            "no stand-in to lend: a direct empty call is an empty task (marl/empty); \
+             plain_ns on the weft and tokio rows is that floor",
+        ),
+        (SchedKind::Chili, _) => Fit::No("join only: no way to submit independent tasks"),
+        (SchedKind::Std, _) => Fit::No("no pool: a thread per task has no worker to stand in for"),
+        (SchedKind::AsyncExecutor, _) => Fit::No(
+            "no stand-in API: runs futures only; blocking calls go to another \
+             thread pool (blocking::unblock), not a stand-in for the worker",
+        ),
+    }
+}
+
+fn empty_call_fit(kind: SchedKind, _workers: usize) -> Fit {
+    blocking_fit(
+        kind,
+        "weft::blocking(|| ()) in Pool::spawn tasks",
+        "tokio::task::block_in_place(|| ()) in Runtime::spawn tasks",
+        None,
+    )
+}
+
+fn capacity_fit(kind: SchedKind, _workers: usize) -> Fit {
+    blocking_fit(
+        kind,
+        "weft::blocking(|| thread::sleep(20 ms)) in Pool::spawn tasks",
+        "tokio::task::block_in_place(|| thread::sleep(20 ms)) in Runtime::spawn tasks",
+        Some([
+            "no stand-in: thread::sleep(20 ms) called directly in ThreadPool::spawn tasks",
+            "no stand-in: thread::sleep(20 ms) called directly in ThreadPool::execute tasks",
+        ]),
+    )
+}
+
 /// Every case, in report order. Sizes: [smoke, quick, full].
 pub fn catalogue() -> Vec<Case> {
     let mut cases = vec![
@@ -416,6 +464,24 @@ pub fn catalogue() -> Vec<Case> {
             higher_is_better: false,
             sizes: [3, 100, 400],
             fit: gate_fit,
+        },
+        Case {
+            scenario: "blocking/empty-call",
+            variant: "",
+            about: "N tasks submitted from outside each make one blocking call of an empty closure through the pool's stand-in API; wall time until the latch saw all N, divided by N (size = N). plain_ns: the same flood on the same pool calling the closure directly, so figure - plain_ns is what lending and retiring a stand-in adds per call; at_call_ns: mean wall time a task spends in the call (lend, call, retire)",
+            unit: "ns/call",
+            higher_is_better: false,
+            sizes: [200, 20_000, 200_000],
+            fit: empty_call_fit,
+        },
+        Case {
+            scenario: "blocking/capacity",
+            variant: "",
+            about: "rounds of W = workers tasks that each sleep 20 ms inside a blocking call; once all W are inside, 4 x W short tasks (1,000-iteration some-work) are submitted; time from submitting the first short task until the last finished, median round (first_ms: first round, which starts the stand-in threads; size = rounds). Under 20 ms only if the pool runs tasks while its workers block",
+            unit: "ms p50",
+            higher_is_better: false,
+            sizes: [1, 5, 25],
+            fit: capacity_fit,
         },
     ]);
     cases

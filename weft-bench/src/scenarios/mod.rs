@@ -4,6 +4,7 @@
 //! itself lives in catalogue.rs.
 
 pub mod asyncs;
+pub mod blocking;
 mod catalogue;
 pub mod go;
 pub mod join;
@@ -91,6 +92,7 @@ pub fn run(case: &Case, kind: SchedKind, workers: usize, size: u64) -> Measured 
         Some("wake") => wake::run(case, kind, workers, size),
         Some("join") => join::run(case, kind, workers, size),
         Some("async") => asyncs::run(case, kind, workers, size),
+        Some("blocking") => blocking::run(case, kind, workers, size),
         _ => panic!("unknown scenario {}", case.scenario),
     }
 }

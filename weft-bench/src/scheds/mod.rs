@@ -5,7 +5,8 @@
 //! Schedulers that cannot submit independent tasks (chili, std threads) have
 //! only the entry points the scenarios that fit them use. Runtimes that run
 //! futures (weft, tokio, async-executor) also implement [`AsyncSched`], which
-//! the async/* scenarios are written against.
+//! the async/* scenarios are written against. [`BlockingCall`] says how a
+//! task makes a call that blocks its thread (blocking/* scenarios).
 
 pub mod async_executor;
 pub mod blocking;
@@ -83,6 +84,14 @@ pub trait Sched: Send + Sync + Sized + 'static {
     /// it has one, else a per-thread id. Used to see whether a round of
     /// tasks spread over every worker.
     fn worker_index() -> Option<usize>;
+}
+
+/// How a task of this pool makes a call that blocks its thread: through the
+/// pool's stand-in API where it has one (weft, tokio), else directly, holding
+/// the worker for the whole call (rayon, threadpool).
+pub trait BlockingCall: Sched {
+    /// Runs `call` from inside one of the pool's tasks.
+    fn call_blocking<R>(call: impl FnOnce() -> R) -> R;
 }
 
 /// A runtime of futures. Spawning goes through the runtime's handle both

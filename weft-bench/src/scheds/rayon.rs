@@ -1,9 +1,10 @@
 //! rayon adapter: `ThreadPool::spawn` for tasks, `current_thread_index` for
 //! worker identity; rayon has no wait group, event or ticket queue, so the
-//! std Mutex + Condvar equivalents stand in.
+//! std Mutex + Condvar equivalents stand in. Nor has it a stand-in for a
+//! worker that blocks: blocking calls are made directly in the task.
 
 use super::blocking::{CondvarEvent, CondvarTicketQueue, CondvarWaitGroup};
-use super::{BlockingPrims, Sched};
+use super::{BlockingCall, BlockingPrims, Sched};
 
 pub struct RayonSched(::rayon::ThreadPool);
 
@@ -30,6 +31,14 @@ impl Sched for RayonSched {
 
     fn worker_index() -> Option<usize> {
         ::rayon::current_thread_index()
+    }
+}
+
+/// rayon has no stand-in for a worker that blocks: the call holds the
+/// worker until it returns, as a rayon user's task would.
+impl BlockingCall for RayonSched {
+    fn call_blocking<R>(call: impl FnOnce() -> R) -> R {
+        call()
     }
 }
 

@@ -3,9 +3,10 @@
 //! user runs short CPU work. Scenarios whose tasks wait on each other use
 //! tokio's own async primitives instead (see scenarios/marl.rs); the
 //! submitting thread, outside the runtime, waits with the std condvar group.
+//! Blocking calls go through `tokio::task::block_in_place`.
 
 use super::blocking::CondvarWaitGroup;
-use super::{thread_slot, AsyncSched, GateLike, Sched};
+use super::{thread_slot, AsyncSched, BlockingCall, GateLike, Sched};
 use ::std::future::Future;
 use ::std::sync::Arc;
 use ::tokio::sync::Notify;
@@ -36,6 +37,17 @@ impl Sched for TokioSched {
 
     fn worker_index() -> Option<usize> {
         Some(thread_slot())
+    }
+}
+
+impl BlockingCall for TokioSched {
+    /// Hands the worker's core (its queue) to a blocking-pool thread for the
+    /// call and takes it back afterwards if that thread has not claimed it
+    /// yet; otherwise that thread stays the worker and the caller leaves the
+    /// runtime once its task ends.
+    /// Valid here: tasks run in `Runtime::spawn` on a multi-thread runtime.
+    fn call_blocking<R>(call: impl FnOnce() -> R) -> R {
+        ::tokio::task::block_in_place(call)
     }
 }
 

@@ -1,11 +1,12 @@
 //! weft adapter: `Pool::spawn` for tasks, `current_worker_index` for worker
 //! identity, and weft's own WaitGroup, Event (auto mode) and TicketQueue;
 //! for futures, `Pool::spawn_future`, `weft::block_on`, `weft::yield_now`
-//! and a manual-reset Event awaited with `wait_async`.
+//! and a manual-reset Event awaited with `wait_async`; blocking calls go
+//! through `weft::blocking`.
 
 use super::{
-    AsyncSched, BlockingPrims, EventLike, GateLike, Sched, TicketLike, TicketQueueLike,
-    WaitGroupLike,
+    AsyncSched, BlockingCall, BlockingPrims, EventLike, GateLike, Sched, TicketLike,
+    TicketQueueLike, WaitGroupLike,
 };
 use ::std::future::Future;
 
@@ -34,6 +35,12 @@ impl Sched for WeftSched {
 
     fn worker_index() -> Option<usize> {
         ::weft::current_worker_index()
+    }
+}
+
+impl BlockingCall for WeftSched {
+    fn call_blocking<R>(call: impl FnOnce() -> R) -> R {
+        ::weft::blocking(call)
     }
 }
 
