@@ -59,8 +59,11 @@
 //!    discovered task, and the submitter makes one system call rather than `k`.
 //!    No owed wake is stranded: a woken worker leaves `in_flight` only in an RMW
 //!    that sees `owed == 0`, or sees another worker still in flight (who will
-//!    check `owed` again when it leaves), and `owed <= sleeping` always.
-//!    A woken worker starts out claimed.
+//!    check `owed` again when it leaves), or cancels the debt because no task
+//!    is queued any more (rule *owed-but-taken*, [`Sleep::make_owed_wakes`]:
+//!    short tasks are taken by the workers already awake, and waking more
+//!    would only burn CPU), and `owed <= sleeping` always. A woken worker
+//!    starts out claimed.
 //!
 //! 3. **Bounded spinning.** A worker may start searching on its own only while
 //!    `searching < max_searching` ([`Sleep::begin_idle`] decides and registers in one
@@ -299,27 +302,53 @@ impl Sleep {
     /// the same RMW that saw nothing left for it to do, so no owed wake is ever
     /// left without a worker in flight to make it. Sleepers are thus woken in
     /// a tree, several at a time, rather than all by the notifier or one by one.
-    fn make_owed_wakes(&self) {
+    ///
+    /// Rule *owed-but-taken*: before each owed wake it looks at the queues
+    /// (`more_work`). If nothing is queued, the tasks those wakes were owed to
+    /// were taken already (short tasks, taken by the workers woken so far), so
+    /// it cancels the whole debt in the RMW that leaves `in_flight`. Nothing is
+    /// lost: this worker is itself a searcher, and its sweep comes after that
+    /// RMW and a fence, so it sees any task whose notifier added to `owed`
+    /// before the RMW (Dekker, as in invariant 1); the last-searcher rule wakes
+    /// more workers if more such tasks show up. As a shortcut for that case it
+    /// also looks once more right after the fence and wakes a sleeper if work
+    /// is visible. (Loom checks the rule; it does not need the shortcut.)
+    fn make_owed_wakes(&self, more_work: &dyn Fn() -> bool) {
         let mut woken = 0;
         loop {
+            let work_visible = more_work();
             let mut sleepers = lock(&self.sleepers);
             let mut next_sleeper = None;
+            let mut cancelled = false;
             self.update(|c| {
+                cancelled = false;
                 if c.owed > 0 && c.sleeping > 0 && (woken < WAKE_FANOUT || c.in_flight == 1) {
-                    // Pay the debt before the sleeper leaves, so the clamp of
-                    // `owed` to the remaining sleepers does not count it twice.
-                    let mut paid = c;
-                    paid.owed -= 1;
-                    next_sleeper = Some(());
-                    Some(paid.woken_to_search())
-                } else {
-                    next_sleeper = None;
-                    let mut after = c;
-                    after.in_flight -= 1;
-                    Some(after)
+                    if work_visible {
+                        // Pay the debt before the sleeper leaves, so the clamp of
+                        // `owed` to the remaining sleepers does not count it twice.
+                        let mut paid = c;
+                        paid.owed -= 1;
+                        next_sleeper = Some(());
+                        return Some(paid.woken_to_search());
+                    }
+                    cancelled = true;
                 }
+                next_sleeper = None;
+                let mut after = c;
+                if cancelled {
+                    after.owed = 0;
+                }
+                after.in_flight -= 1;
+                Some(after)
             });
             if next_sleeper.is_none() {
+                drop(sleepers);
+                if cancelled {
+                    fence(Ordering::SeqCst);
+                    if more_work() {
+                        self.wake_one_searcher();
+                    }
+                }
                 return;
             }
             let index = sleepers.pop().expect("`sleeping` counts the sleepers list");
@@ -431,17 +460,19 @@ impl Sleep {
     /// A registered worker that found a reason not to sleep withdraws. Returns
     /// `None` if it withdrew in time, or the [`Wake`] somebody already chose to
     /// deliver to it (which it then honours exactly as if it had parked).
-    pub(crate) fn cancel(&self, index: usize) -> Option<Wake> {
+    pub(crate) fn cancel(&self, index: usize, more_work: &dyn Fn() -> bool) -> Option<Wake> {
         let mut sleepers = lock(&self.sleepers);
         if self.unregister_locked(&mut sleepers, index) {
             return None;
         }
         drop(sleepers);
-        Some(self.park(index))
+        Some(self.park(index, more_work))
     }
 
-    /// Blocks a registered worker until its wake-up is delivered.
-    pub(crate) fn park(&self, index: usize) -> Wake {
+    /// Blocks a registered worker until its wake-up is delivered. `more_work`
+    /// tells whether any queue the worker may take from holds a task (see
+    /// [`Sleep::make_owed_wakes`]).
+    pub(crate) fn park(&self, index: usize, more_work: &dyn Fn() -> bool) -> Wake {
         let slot = &self.slots[index];
         let mut wake = lock(&slot.wake);
         let reason = loop {
@@ -451,14 +482,14 @@ impl Sleep {
             wake = wait(&slot.condvar, wake);
         };
         drop(wake);
-        self.woken(reason)
+        self.woken(reason, more_work)
     }
 
     /// Every delivered wake passes here once: a worker woken to search first
     /// makes the wakes it owes.
-    fn woken(&self, reason: Wake) -> Wake {
+    fn woken(&self, reason: Wake, more_work: &dyn Fn() -> bool) -> Wake {
         if reason == Wake::Searching {
-            self.make_owed_wakes();
+            self.make_owed_wakes(more_work);
         }
         reason
     }
@@ -466,18 +497,23 @@ impl Sleep {
     /// Blocks a registered worker until its wake-up is delivered or `deadline`
     /// passes; on time-out it withdraws (and returns a wake-up that raced in, if any).
     #[cfg(not(loom))]
-    pub(crate) fn park_until(&self, index: usize, deadline: std::time::Instant) -> Option<Wake> {
+    pub(crate) fn park_until(
+        &self,
+        index: usize,
+        deadline: std::time::Instant,
+        more_work: &dyn Fn() -> bool,
+    ) -> Option<Wake> {
         let slot = &self.slots[index];
         let mut wake = lock(&slot.wake);
         loop {
             if let Some(reason) = wake.take() {
                 drop(wake);
-                return Some(self.woken(reason));
+                return Some(self.woken(reason, more_work));
             }
             let now = std::time::Instant::now();
             if now >= deadline {
                 drop(wake);
-                return self.cancel(index);
+                return self.cancel(index, more_work);
             }
             wake = match slot.condvar.wait_timeout(wake, deadline - now) {
                 Ok((guard, _)) => guard,
@@ -601,8 +637,8 @@ mod tests {
         assert_eq!((counts.sleeping, counts.owed, counts.in_flight), (1, 1, 1));
         // The sleepers list is a stack: worker 2 was woken first, and it makes
         // the owed wake (of worker 1) before its park returns.
-        assert_eq!(sleep.park(2), Wake::Searching);
-        assert_eq!(sleep.park(1), Wake::Searching);
+        assert_eq!(sleep.park(2, &|| true), Wake::Searching);
+        assert_eq!(sleep.park(1, &|| true), Wake::Searching);
         let counts = sleep.counts();
         assert_eq!(
             (counts.searching, counts.unclaimed, counts.sleeping),
@@ -616,12 +652,12 @@ mod tests {
         let sleep = Sleep::new(2, 1);
         assert_eq!(sleep.begin_idle(0), Idle::Search);
         sleep.give_up_search(0);
-        assert_eq!(sleep.cancel(0), None);
+        assert_eq!(sleep.cancel(0, &|| true), None);
         assert_eq!(sleep.counts().sleeping, 0);
         assert_eq!(sleep.begin_idle(0), Idle::Search);
         sleep.give_up_search(0);
         assert!(sleep.notify_work());
-        assert_eq!(sleep.cancel(0), Some(Wake::Searching));
+        assert_eq!(sleep.cancel(0, &|| true), Some(Wake::Searching));
     }
 
     #[test]
@@ -631,7 +667,7 @@ mod tests {
         assert_eq!(sleep.begin_idle(0), Idle::Search);
         assert_eq!(sleep.begin_idle(1), Idle::Registered);
         assert!(sleep.wake_worker(1));
-        assert_eq!(sleep.park(1), Wake::Direct);
+        assert_eq!(sleep.park(1, &|| true), Wake::Direct);
         assert_eq!(sleep.counts().sleeping, 0);
     }
 
@@ -645,6 +681,41 @@ mod tests {
         assert_eq!(sleep.begin_idle(0), Idle::Search);
         sleep.end_search(|| true);
         assert_eq!(sleep.counts().sleeping, 0);
-        assert_eq!(sleep.park(1), Wake::Searching);
+        assert_eq!(sleep.park(1, &|| true), Wake::Searching);
+    }
+
+    #[test]
+    fn owed_wakes_for_tasks_already_taken_are_cancelled() {
+        // As in the owed-wake test: three sleepers, three tasks notified.
+        let sleep = Sleep::new(3, 1);
+        for index in 0..3 {
+            if sleep.begin_idle(index) == Idle::Search {
+                sleep.give_up_search(index);
+            }
+        }
+        assert!(sleep.notify_work());
+        assert!(!sleep.notify_work());
+        let counts = sleep.counts();
+        assert_eq!((counts.sleeping, counts.owed, counts.in_flight), (2, 1, 1));
+        // The woken worker finds the queues empty (the tasks were taken): it
+        // cancels the owed wake instead of waking a worker for nothing.
+        assert_eq!(sleep.park(2, &|| false), Wake::Searching);
+        let counts = sleep.counts();
+        assert_eq!((counts.sleeping, counts.owed, counts.in_flight), (2, 0, 0));
+        // Work that shows up between the first look and the RMW is not lost:
+        // the look after the fence wakes a sleeper for it.
+        assert!(
+            sleep.notify_work(),
+            "nobody in flight: the notifier wakes one"
+        );
+        assert!(!sleep.notify_work());
+        let looks = std::cell::Cell::new(0);
+        let late_work = || {
+            looks.set(looks.get() + 1);
+            looks.get() > 1
+        };
+        assert_eq!(sleep.park(1, &late_work), Wake::Searching);
+        let counts = sleep.counts();
+        assert_eq!((counts.sleeping, counts.owed, counts.in_flight), (0, 0, 1));
     }
 }

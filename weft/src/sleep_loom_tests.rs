@@ -110,9 +110,9 @@ impl Model {
 
     fn sleep_unless(&self, index: usize, recheck_queues: bool) -> bool {
         let wake = if self.stop.load(Ordering::SeqCst) || (recheck_queues && self.has_work()) {
-            self.sleep.cancel(index)
+            self.sleep.cancel(index, &|| self.has_work())
         } else {
-            Some(self.sleep.park(index))
+            Some(self.sleep.park(index, &|| self.has_work()))
         };
         wake == Some(Wake::Searching)
     }
@@ -186,9 +186,9 @@ fn a_waiter_woken_by_its_own_reason_is_never_lost() {
                         continue;
                     }
                     let wake = if flag.load(Ordering::Acquire) {
-                        sleep.cancel(0)
+                        sleep.cancel(0, &|| false)
                     } else {
-                        Some(sleep.park(0))
+                        Some(sleep.park(0, &|| false))
                     };
                     searching = wake == Some(Wake::Searching);
                 }

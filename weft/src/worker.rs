@@ -301,15 +301,16 @@ impl WorkerThread {
             || deadline.is_some_and(|deadline| Instant::now() >= deadline)
             || has_work(self)
         {
-            sleep.cancel(self.index)
+            sleep.cancel(self.index, &|| self.registry.has_work_for(self.index))
         } else {
             let stats = self.stats();
             WorkerCounters::add(&stats.parks, 1);
             trace_hook!(self.trace(EventKind::Park));
             let parked_at = Instant::now();
+            let more_work = || self.registry.has_work_for(self.index);
             let wake = match deadline {
-                None => Some(sleep.park(self.index)),
-                Some(deadline) => sleep.park_until(self.index, deadline),
+                None => Some(sleep.park(self.index, &more_work)),
+                Some(deadline) => sleep.park_until(self.index, deadline, &more_work),
             };
             WorkerCounters::add(&stats.parked_ns, elapsed_ns(parked_at));
             trace_hook!(self.trace(EventKind::Wake));
