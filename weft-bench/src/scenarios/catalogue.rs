@@ -85,6 +85,15 @@ fn fork_join_fit(kind: SchedKind, workers: usize) -> Fit {
     }
 }
 
+fn fork_join_x3_fit(kind: SchedKind, workers: usize) -> Fit {
+    match kind {
+        SchedKind::Std => Fit::No(
+            "one thread per task: the three tasks of a worker would all run at once, not in turn",
+        ),
+        _ => wait_group_fit(kind, workers),
+    }
+}
+
 fn wait_group_fit(kind: SchedKind, workers: usize) -> Fit {
     match kind {
         SchedKind::Weft => Fit::Yes("weft::WaitGroup"),
@@ -298,6 +307,15 @@ pub fn catalogue() -> Vec<Case> {
             higher_is_better: true,
             sizes: [2, 10, 50],
             fit: fork_join_fit,
+        },
+        Case {
+            scenario: "marl/fork-join",
+            variant: "sleep x3",
+            about: "rounds of three 10 ms sleeping tasks per worker (marl #232's second shape), wait after each; ideal/actual time (ideal: 30 ms a round, each worker running three in turn); full_rounds as above",
+            unit: "ideal/actual",
+            higher_is_better: true,
+            sizes: [2, 6, 30],
+            fit: fork_join_x3_fit,
         },
         Case {
             scenario: "marl/wait-group",

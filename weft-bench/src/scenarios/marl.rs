@@ -29,14 +29,15 @@ pub fn run(case: &Case, kind: SchedKind, workers: usize, size: u64) -> Measured 
         ("marl/empty", _) => with_sched!(kind, flood(workers, n, 0)),
         ("marl/some-work", _) => with_sched!(kind, flood(workers, n, SOME_WORK_ITERS)),
         ("marl/fork-join", variant) => {
-            let sleep = variant == "sleep";
+            let sleep = variant.starts_with("sleep");
+            let per_worker = if variant == "sleep x3" { 3 } else { 1 };
             if kind == SchedKind::Std {
                 let no_index = || None;
                 fork_join(workers, n, sleep, no_index, |task| {
                     crate::scheds::std::run_round(workers, &**task)
                 })
             } else {
-                with_sched!(kind, fork_join_pool(workers, n, sleep))
+                with_sched!(kind, fork_join_pool(workers, n, sleep, per_worker))
             }
         }
         ("marl/wait-group", _) => with_sched!(kind, wait_group(workers, n)),
@@ -91,13 +92,19 @@ fn fork_join_task(sleep: bool, worker: usize, log: &TaskLog) {
     log.lock().unwrap().push((worker, took));
 }
 
-fn fork_join_pool<S: Sched>(workers: usize, rounds: usize, sleep: bool) -> Measured {
+/// Rounds of `per_worker` tasks per worker, all submitted at once.
+fn fork_join_pool<S: Sched>(
+    workers: usize,
+    rounds: usize,
+    sleep: bool,
+    per_worker: usize,
+) -> Measured {
     let pool = leak(S::build(workers));
     warm_up(pool, workers);
     fork_join(workers, rounds, sleep, S::worker_index, |task| {
         let wg = S::WaitGroup::new();
-        wg.add(workers);
-        for _ in 0..workers {
+        wg.add(workers * per_worker);
+        for _ in 0..workers * per_worker {
             let (wg, task) = (wg.clone(), task.clone());
             pool.spawn(move || {
                 task();
@@ -112,7 +119,7 @@ fn fork_join_pool<S: Sched>(workers: usize, rounds: usize, sleep: bool) -> Measu
 pub type RoundTask = Arc<dyn Fn() + Send + Sync>;
 
 /// Runs `rounds` rounds through `run_round`, which must run the given task
-/// once per worker and return when all have finished.
+/// a whole number of times per worker and return when all have finished.
 fn fork_join(
     workers: usize,
     rounds: usize,
