@@ -13,6 +13,11 @@ status=0
 if [ -z "${WEFT_BENCH_SKIP_RUN:-}" ]; then
     rm -rf docs/bench
     cargo run --release -p weft-bench -- --out docs/bench "$@" > /dev/null || status=$?
+    # The worker counts the core issue sets its fork-join and fan-out goals
+    # at (many more workers than this machine has cores).
+    cargo run --release -p weft-bench -- --out docs/bench/scaling \
+        --only marl/fork-join --only wake/fan-out --workers 8,16,24,64 \
+        --peers rayon,tokio,threadpool,std > /dev/null || status=$?
 fi
 [ -f docs/bench/report.md ] || { echo "no report in docs/bench" >&2; exit 1; }
 
@@ -38,6 +43,14 @@ cpu_model=$(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2- | sed
     # The report's own title is replaced by the header above; its chart links
     # are relative to docs/bench/.
     tail -n +2 docs/bench/report.md | sed -E 's#\]\(([^)/]+\.svg)\)#](bench/\1)#g'
+    if [ -f docs/bench/scaling/report.md ]; then
+        echo
+        echo "# Scaling: fork-join and fan-out at 8, 16, 24 and 64 workers"
+        echo
+        echo "A second run, of the scenarios whose goals are set at these worker"
+        echo "counts: \`weft-bench --only marl/fork-join --only wake/fan-out --workers 8,16,24,64\`."
+        tail -n +2 docs/bench/scaling/report.md | sed -E 's/^(#+) /#\1 /; s#\]\(([^)/]+\.svg)\)#](bench/scaling/\1)#g'
+    fi
 } > docs/BENCHMARKS.md
 echo "wrote docs/BENCHMARKS.md"
 exit 0

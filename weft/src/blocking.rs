@@ -68,8 +68,9 @@ use crate::worker::{SeatQueues, SetAside, WorkerThread};
 /// worker (`spawn_on`) wait for it.
 ///
 /// Cost: a lock and, when the lent spare is asleep, one thread wake (a few to
-/// tens of microseconds); the first use of each spare seat starts its thread.
-/// Worth it for calls that block longer than that.
+/// tens of microseconds); the first use of each spare seat starts its thread,
+/// and when every spare is busy but one is just leaving, the call waits for
+/// that one. Worth it for calls that block longer than that.
 ///
 /// A panic in `call` is passed on to the caller, after the spare was told to
 /// stop.
@@ -99,7 +100,7 @@ where
     let registry = Arc::clone(worker.registry_arc());
     // A future waiting in the worker's `next` slot must not wait for the call.
     worker.flush_next();
-    let spare = registry.spares.lend(&registry);
+    let spare = registry.spares.lend(&registry, worker.index());
     let outcome = {
         let _not_a_worker = BlockedSection::enter(Arc::clone(&registry));
         panic::catch_unwind(AssertUnwindSafe(call))
@@ -312,7 +313,10 @@ impl Spares {
     /// than go without (back-to-back blocking calls would otherwise miss the
     /// spare the previous call just released). `None` if every seat is busy,
     /// the pool has ended, or a thread failed to start.
-    fn lend(&self, registry: &Arc<Registry>) -> Option<Lent> {
+    ///
+    /// `caller` is the seat of the thread that blocks: a spare that blocks
+    /// while retiring must not take itself over.
+    fn lend(&self, registry: &Arc<Registry>, caller: usize) -> Option<Lent> {
         let mut state = self.lock();
         loop {
             if state.shut_down {
@@ -325,7 +329,11 @@ impl Spares {
                 slot.give(Order::Work);
                 return Some(Lent { slot });
             }
-            if let Some(slot) = state.lent.iter().find(|slot| slot.take_over()) {
+            if let Some(slot) = state
+                .lent
+                .iter()
+                .find(|slot| slot.seat != caller && slot.take_over())
+            {
                 return Some(Lent {
                     slot: Arc::clone(slot),
                 });

@@ -248,9 +248,10 @@ fn poll_job<T: Send + 'static>(task: Arc<Task<T>>) -> JobRef {
 }
 
 /// Queues a poll of `task`, which the caller just moved from IDLE to
-/// SCHEDULED: on the calling worker's own queue if it belongs to the task's
-/// pool, else on that pool's global queue. A pool that was closed meanwhile
-/// cannot run it any more: the future is dropped here.
+/// SCHEDULED: on a worker of the task's pool, in its `next` slot if a poll is
+/// running there (the woken future runs right after it), else on its local
+/// queue; anywhere else on that pool's global queue. A pool that was closed
+/// meanwhile cannot run it any more: the future is dropped here.
 fn schedule<T: Send + 'static>(task: Arc<Task<T>>) {
     if let Some(worker) = WorkerThread::current() {
         if worker.is_in(&task.registry) {
@@ -272,10 +273,11 @@ fn schedule<T: Send + 'static>(task: Arc<Task<T>>) {
     }
 }
 
-/// Queues a poll of `task` after a poll of it was woken meanwhile (the caller
-/// is a worker of its pool). Behind the worker's other tasks, in its
-/// `yielded` queue, so that a future that wakes itself (as [`yield_now`]
-/// does) does not starve them; thieves take from that queue too.
+/// Queues a poll of `task` after a poll of it was woken meanwhile, by itself
+/// or another thread (the caller is a worker of its pool). Behind the
+/// worker's other tasks, in its `yielded` queue, so that a future that wakes
+/// itself (as [`yield_now`] does) does not starve them; thieves take from
+/// that queue too.
 fn requeue<T: Send + 'static>(task: Arc<Task<T>>) {
     match WorkerThread::current() {
         // Even in a closed pool: as in `schedule`, the push is counted

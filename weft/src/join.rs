@@ -79,9 +79,15 @@ where
     R: Send,
 {
     let ours = job_b as *const StackJob<OwnerLatch, F, R>;
+    // A poll run below may have filled the `next` slot: this worker goes back
+    // to the joining task (which may run long), so the slot goes where thieves
+    // see it (`wait_until` does the same on its way out).
     while !job_b.latch().probe() {
         match worker.pop() {
-            Some(job) if job.points_to(ours) => return true,
+            Some(job) if job.points_to(ours) => {
+                worker.flush_next();
+                return true;
+            }
             Some(job) => worker.execute(job),
             None => {
                 worker.wait_until(&|| job_b.latch().probe());
@@ -89,5 +95,6 @@ where
             }
         }
     }
+    worker.flush_next();
     false
 }

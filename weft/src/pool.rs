@@ -211,8 +211,9 @@ impl Pool {
     }
 
     /// Runs `future` as a task of this pool: its polls are queued and run like
-    /// closures, and a wake queues the next poll on the waking worker's own
-    /// queue (or on the pool's global queue from any other thread). A pending
+    /// closures, and a wake queues the next poll on the waking worker (right
+    /// after the running poll if the wake came from one, else on its own
+    /// queue), or on the pool's global queue from any other thread. A pending
     /// future holds no worker. The handle gives its output, or the payload of
     /// a panic in it; dropping the handle detaches the task.
     ///
@@ -262,8 +263,10 @@ impl Drop for Pool {
     fn drop(&mut self) {
         self.registry.close();
         // A pool dropped by one of its own tasks cannot wait for itself: its
-        // workers still drain and exit, detached.
-        let inside = WorkerThread::current().is_some_and(|worker| worker.is_in(&self.registry));
+        // workers still drain and exit, detached. That includes a task inside
+        // `weft::blocking`, whose thread is then not counted as a worker.
+        let inside = WorkerThread::current().is_some_and(|worker| worker.is_in(&self.registry))
+            || crate::blocking::is_blocked_in(&self.registry);
         if !inside {
             for thread in self.threads.drain(..) {
                 let _ = thread.join();

@@ -127,6 +127,17 @@ impl Registry {
         Ok(())
     }
 
+    /// Pushes a job from outside the pool on behalf of a job that is running
+    /// in it (a scope's owner): accepted even once the pool is closed, since
+    /// while that job runs the pool cannot have drained.
+    pub(crate) fn inject_for_running_job(&self, job: JobRef) {
+        // SeqCst: ordered against `is_drained` like `reserve_external`.
+        self.external_pushed.fetch_add(1, Ordering::SeqCst);
+        trace_hook!(crate::trace::record_inject(self, None));
+        self.injector.push(job);
+        self.sleep.notify_work();
+    }
+
     /// Pushes a job that only worker `index` may run.
     pub(crate) fn inject_pinned<T>(
         &self,
@@ -170,11 +181,16 @@ impl Registry {
     }
 
     pub(crate) fn is_terminating(&self) -> bool {
+        // Acquire/Release suffice: a worker that misses the flag is about to
+        // park, and `terminate_if_drained` sets it before `wake_all`, whose
+        // sleepers lock every parking worker also takes (so a worker that
+        // registers after `wake_all` sees the flag in `sleep_unless`).
         self.terminating.load(Ordering::Acquire)
     }
 
-    /// Called by a worker about to sleep in a closed pool: if no job is queued or
-    /// running anywhere, tells every worker to exit.
+    /// Called by a worker about to sleep in a closed pool, and by a spare
+    /// leaving the worker loop: if no job is queued or running anywhere, tells
+    /// every worker (and spare) to exit.
     pub(crate) fn terminate_if_drained(&self) {
         if self.is_closed() && self.is_drained() {
             self.terminating.store(true, Ordering::Release);
@@ -220,6 +236,7 @@ impl Registry {
             .stats
             .iter()
             .zip(self.counters.iter())
+            // Relaxed: a statistic; no decision depends on it.
             .map(|(stats, jobs)| stats.snapshot(jobs.executed.load(Ordering::Relaxed)));
         let workers = seats.by_ref().take(self.num_workers()).collect();
         let mut stats = Stats::new(workers, seats.collect());

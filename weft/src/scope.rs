@@ -108,14 +108,11 @@ impl<'scope> Scope<'scope> {
         let job_ref = unsafe { HeapJob::new_ref(job) };
         match WorkerThread::current() {
             Some(worker) if worker.is_in(&self.registry) => worker.push(job_ref),
-            _ => {
-                // From a thread outside the pool the scope's owner still waits,
-                // so the pool is alive; only a dropped pool refuses, and a pool
-                // cannot be dropped while one of its workers runs this scope.
-                if self.registry.inject(job_ref, |job| job).is_err() {
-                    unreachable!("a pool with a live scope is never closed");
-                }
-            }
+            // From a thread outside the pool (say, a `std::thread::scope`
+            // inside this scope): the scope's owner is a running job of the
+            // pool and waits for this task, so the push is accepted even if
+            // the pool was dropped meanwhile, and the pool drains it.
+            _ => self.registry.inject_for_running_job(job_ref),
         }
     }
 

@@ -31,7 +31,9 @@
 //!    * `sleeping > owed`, no unclaimed searcher: a sleeper is woken for it, as a
 //!      searcher: by the notifier, or by a woken worker in flight (fan-out below).
 //!    * `sleeping <= owed`: every sleeper is already being woken; treat as the
-//!      next case, since those wakes will be made.
+//!      next case: those wakes will be made, or cancelled by a woken worker
+//!      that sees no queued task after its RMW (rule *owed-but-taken*), which
+//!      then sweeps the queues itself.
 //!    * `searching > 0` but all claimed, nobody sleeping: the last searcher to stop
 //!      sees the task (rules below) and wakes a sleeper for it if one appeared.
 //!    * nobody searching, nobody sleeping: every worker is working. Each will look at
@@ -224,6 +226,12 @@ impl Sleep {
     /// Applies `change` to the counters atomically; `None` leaves them as they
     /// are. Returns the counts before and after.
     fn update(&self, mut change: impl FnMut(Counts) -> Option<Counts>) -> (Counts, Counts) {
+        // Relaxed load, and Relaxed on a failed CAS: each value read here only
+        // proposes the next one; what the protocol relies on is the SeqCst CAS
+        // that installs it (which fails if the value was stale). The one caller
+        // that acts on a read without writing (`notify_work`, when nothing is
+        // to be done) orders that read after its push with its own fence; the
+        // other (`begin_idle`'s first try) falls back to a locked RMW.
         let mut word = self.state.load(Ordering::Relaxed);
         loop {
             let before = Counts::unpack(word);
@@ -310,18 +318,19 @@ impl Sleep {
     /// lost: this worker is itself a searcher, and its sweep comes after that
     /// RMW and a fence, so it sees any task whose notifier added to `owed`
     /// before the RMW (Dekker, as in invariant 1); the last-searcher rule wakes
-    /// more workers if more such tasks show up. As a shortcut for that case it
-    /// also looks once more right after the fence and wakes a sleeper if work
-    /// is visible. (Loom checks the rule; it does not need the shortcut.)
+    /// more workers if more such tasks show up. So as not to leave those to a
+    /// one-by-one cascade, it also looks again right after the fence and, while
+    /// work is visible, makes up to the cancelled number of wakes itself.
+    /// (Loom checks the rule; liveness does not depend on those extra wakes.)
     fn make_owed_wakes(&self, more_work: &dyn Fn() -> bool) {
         let mut woken = 0;
         loop {
             let work_visible = more_work();
             let mut sleepers = lock(&self.sleepers);
             let mut next_sleeper = None;
-            let mut cancelled = false;
+            let mut cancelled = 0;
             self.update(|c| {
-                cancelled = false;
+                cancelled = 0;
                 if c.owed > 0 && c.sleeping > 0 && (woken < WAKE_FANOUT || c.in_flight == 1) {
                     if work_visible {
                         // Pay the debt before the sleeper leaves, so the clamp of
@@ -331,27 +340,31 @@ impl Sleep {
                         next_sleeper = Some(());
                         return Some(paid.woken_to_search());
                     }
-                    cancelled = true;
+                    cancelled = c.owed;
                 }
                 next_sleeper = None;
                 let mut after = c;
-                if cancelled {
-                    after.owed = 0;
-                }
+                after.owed -= cancelled;
                 after.in_flight -= 1;
                 Some(after)
             });
             if next_sleeper.is_none() {
                 drop(sleepers);
-                if cancelled {
+                if cancelled > 0 {
                     fence(Ordering::SeqCst);
-                    if more_work() {
-                        self.wake_one_searcher();
+                    // Tasks pushed between the first look and the RMW: wake
+                    // for them as the cancelled wakes would have, while work
+                    // stays visible.
+                    for _ in 0..cancelled {
+                        if !more_work() || !self.wake_one_searcher() {
+                            break;
+                        }
                     }
                 }
                 return;
             }
             let index = sleepers.pop().expect("`sleeping` counts the sleepers list");
+            // Relaxed: as in `wake_one_searcher`.
             self.slots[index].registered.store(false, Ordering::Relaxed);
             drop(sleepers);
             self.deliver(index, Wake::Searching);
@@ -453,6 +466,7 @@ impl Sleep {
         };
         sleepers.swap_remove(position);
         self.update(|c| Some(c.one_sleeper_fewer()));
+        // Relaxed: as in `wake_one_searcher`.
         self.slots[index].registered.store(false, Ordering::Relaxed);
         true
     }
@@ -553,6 +567,7 @@ impl Sleep {
             Some(after)
         });
         for &index in &woken {
+            // Relaxed: as in `wake_one_searcher`.
             self.slots[index].registered.store(false, Ordering::Relaxed);
         }
         drop(sleepers);

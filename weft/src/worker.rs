@@ -36,10 +36,11 @@ thread_local! {
 pub(crate) struct SeatQueues {
     /// Newest first: `join`'s and `spawn`'s jobs.
     pub(crate) local: Worker<JobRef>,
-    /// Oldest first: futures that woke themselves while being polled (as
-    /// `yield_now` does). A separate queue so that they go behind the seat's
-    /// other work instead of in front of it, without the contention of the
-    /// global queue; thieves take from it like from `local`.
+    /// Oldest first: futures woken while being polled (by themselves, as
+    /// `yield_now` does, or by another thread meanwhile). A separate queue so
+    /// that they go behind the seat's other work instead of in front of it,
+    /// without the contention of the global queue; thieves take from it like
+    /// from `local`.
     pub(crate) yielded: Worker<JobRef>,
 }
 
@@ -111,10 +112,12 @@ impl WorkerThread {
     pub(crate) fn current<'a>() -> Option<&'a WorkerThread> {
         let worker = CURRENT.with(Cell::get);
         // SAFETY: the pointer is set by `run_seat` to a WorkerThread on this
-        // thread's stack and cleared before that frame ends (a `SetAside`
-        // restores it only within that frame, on this thread); WorkerThread is !Send and
-        // !Sync, so references to it never leave this thread, and none outlive
-        // `run` because every caller is inside a job that `run` executes.
+        // thread's stack and cleared before that frame ends. A `SetAside`
+        // (held by `blocking`'s guard, dropped inside the call it guards, so
+        // within that frame and on this thread) only nulls and restores it.
+        // WorkerThread is !Send and !Sync, so references to it never leave
+        // this thread, and none outlive `run_seat`: every caller is inside a
+        // job it executes, or is its `body`.
         unsafe { worker.as_ref() }
     }
 
@@ -203,8 +206,8 @@ impl WorkerThread {
         // for a job run by a wait inside a poll.
         let outer_polling = self.polling.replace(false);
         trace_hook!(self.trace(EventKind::TaskStart { name: None }));
-        // SAFETY: the job was just taken out of a queue (or popped back by its
-        // owner), so this is its only run.
+        // SAFETY: the job was just taken out of a queue or the `next` slot (or
+        // popped back by its owner), so this is its only run.
         let outcome = panic::catch_unwind(AssertUnwindSafe(|| unsafe { job.run() }));
         if let Err(payload) = outcome {
             self.registry.handle_panic(payload);

@@ -308,3 +308,33 @@ fn a_failed_thread_start_is_an_error_and_leaks_no_worker() {
         other => panic!("expected a thread start error, got {other:?}"),
     }
 }
+
+/// A thread outside the pool spawning into a running scope after the pool
+/// was dropped: the scope's owner still runs in the pool, so the task is
+/// accepted and run.
+#[test]
+fn scope_spawn_from_a_helper_thread_after_close() {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let pool = weft::Pool::builder().workers(1).build().unwrap();
+    let (started_tx, started_rx) = std::sync::mpsc::channel();
+    pool.spawn(move || {
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            weft::scope(|s| {
+                started_tx.send(()).unwrap();
+                std::thread::scope(|ts| {
+                    ts.spawn(|| {
+                        std::thread::sleep(Duration::from_millis(200));
+                        s.spawn(|_| ());
+                    });
+                });
+            })
+        }));
+        tx.send(r.is_ok()).unwrap();
+    });
+    started_rx.recv().unwrap();
+    drop(pool);
+    assert!(
+        rx.recv().unwrap(),
+        "scope spawn from a helper thread panicked after close"
+    );
+}

@@ -304,3 +304,66 @@ fn stress_blocking_with_many_workers() {
     drop(pool);
     assert!(runs.iter().all(|count| count.load(Ordering::Relaxed) == 1));
 }
+
+/// A pool dropped inside `weft::blocking` by one of its own tasks does not
+/// wait for itself (its workers drain and exit, detached).
+#[test]
+fn pool_dropped_inside_blocking_by_its_own_task_does_not_hang() {
+    let (done_tx, done_rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let pool = Arc::new(weft::Pool::builder().workers(2).build().unwrap());
+        let (go_tx, go_rx) = mpsc::channel::<()>();
+        let mine = pool.clone();
+        pool.spawn(move || {
+            weft::blocking(move || {
+                go_rx.recv().unwrap();
+                drop(mine); // the last reference
+            });
+            done_tx.send(()).unwrap();
+        });
+        drop(pool);
+        go_tx.send(()).unwrap();
+    });
+    assert!(
+        done_rx.recv_timeout(Duration::from_secs(5)).is_ok(),
+        "dropping the pool inside blocking() hung"
+    );
+}
+
+/// A spare whose borrower already returned (it is retiring) and whose task
+/// then blocks gets another spare, not itself, as a stand-in.
+#[test]
+fn a_retiring_spare_that_blocks_gets_a_real_stand_in() {
+    let pool = weft::Pool::builder()
+        .workers(1)
+        .max_blocking(4)
+        .build()
+        .unwrap();
+    let (entered_tx, entered_rx) = mpsc::channel();
+    let (a_tx, a_rx) = mpsc::channel::<()>();
+    let (retired_tx, retired_rx) = mpsc::channel::<()>();
+    let (hold_tx, hold_rx) = mpsc::channel::<()>();
+    let (result_tx, result_rx) = mpsc::channel();
+    pool.spawn(move || {
+        entered_tx.send(()).unwrap();
+        weft::blocking(|| a_rx.recv().unwrap()); // spare S1 stands in
+        retired_tx.send(()).unwrap(); // S1 is RETIRING now
+                                      // Keep the only worker busy (a plain wait, not weft::blocking).
+        let _ = hold_rx.recv_timeout(Duration::from_secs(10));
+    });
+    entered_rx.recv().unwrap();
+    pool.spawn(move || {
+        // Runs on S1 (the worker is blocked).
+        a_tx.send(()).unwrap();
+        retired_rx.recv().unwrap();
+        let (b_tx, b_rx) = mpsc::channel();
+        weft::spawn(move || b_tx.send(()).unwrap());
+        let ok = weft::blocking(|| b_rx.recv_timeout(Duration::from_secs(2))).is_ok();
+        result_tx.send(ok).unwrap();
+        hold_tx.send(()).unwrap();
+    });
+    assert!(
+        result_rx.recv_timeout(Duration::from_secs(20)).unwrap(),
+        "the spare's blocking call had no stand-in: the task it spawned never ran"
+    );
+}

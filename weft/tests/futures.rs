@@ -603,3 +603,84 @@ fn futures_join_and_select() {
         assert_eq!(selected.join().unwrap(), "selected");
     });
 }
+
+/// A future that parks until `gate` is opened (storing its waker in `slot`),
+/// then runs `then` once and completes.
+struct Gate {
+    open: Arc<AtomicBool>,
+    slot: Arc<Mutex<Option<Waker>>>,
+    then: Option<Box<dyn FnOnce() + Send>>,
+}
+
+impl Future for Gate {
+    type Output = ();
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        if self.open.load(Ordering::SeqCst) {
+            if let Some(then) = self.then.take() {
+                then();
+            }
+            return Poll::Ready(());
+        }
+        *self.slot.lock().unwrap() = Some(cx.waker().clone());
+        Poll::Pending
+    }
+}
+
+fn open(open: &AtomicBool, slot: &Mutex<Option<Waker>>) {
+    open.store(true, Ordering::SeqCst);
+    if let Some(waker) = slot.lock().unwrap().take() {
+        waker.wake();
+    }
+}
+
+/// A poll run by `join` while it reclaims its second half fills the `next`
+/// slot; the slot is flushed before the joining task goes on, so an idle
+/// worker runs the woken future.
+#[test]
+fn next_slot_filled_in_join_reclaim_is_never_flushed() {
+    let pool = weft::Pool::builder().workers(2).build().unwrap();
+    let flag = Arc::new(AtomicBool::new(false));
+    let (open2, slot2) = (Arc::new(AtomicBool::new(false)), Arc::new(Mutex::new(None)));
+    let (open1, slot1) = (Arc::new(AtomicBool::new(false)), Arc::new(Mutex::new(None)));
+    // F2: sets `flag` once woken.
+    let f = flag.clone();
+    let _h2 = pool.spawn_future(Gate {
+        open: open2.clone(),
+        slot: slot2.clone(),
+        then: Some(Box::new(move || f.store(true, Ordering::SeqCst))),
+    });
+    // F1: once woken, wakes F2 from inside its poll (-> F2 goes to `next`).
+    let (o2, s2) = (open2.clone(), slot2.clone());
+    let _h1 = pool.spawn_future(Gate {
+        open: open1.clone(),
+        slot: slot1.clone(),
+        then: Some(Box::new(move || open(&o2, &s2))),
+    });
+    while slot1.lock().unwrap().is_none() || slot2.lock().unwrap().is_none() {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    // Occupy the other worker so it cannot steal `join`'s second job.
+    let (started_tx, started_rx) = mpsc::channel();
+    let (release_tx, release_rx) = mpsc::channel::<()>();
+    pool.spawn(move || {
+        started_tx.send(()).unwrap();
+        release_rx.recv().unwrap();
+    });
+    started_rx.recv().unwrap();
+    let waited = pool.install(move || {
+        // `a` wakes F1 from a closure: its poll goes to the local queue; the
+        // reclaim loop pops and runs it (F2 -> `next`), then pops `b` back.
+        weft::join(|| open(&open1, &slot1), || ());
+        // Free the other worker: it goes idle while F2 sits in `next`.
+        release_tx.send(()).unwrap();
+        let start = std::time::Instant::now();
+        while !flag.load(Ordering::SeqCst) && start.elapsed() < Duration::from_secs(2) {
+            std::hint::spin_loop();
+        }
+        flag.load(Ordering::SeqCst)
+    });
+    assert!(
+        waited,
+        "F2 sat in the `next` slot for 2 s while a worker was idle"
+    );
+}
