@@ -2,9 +2,9 @@
 //! It lives on its own so that loom can check it (`loom_tests` below, run with
 //! `RUSTFLAGS="--cfg loom" cargo test -p weft --lib --release`).
 //!
-//! A spawned future lives in a `Task` (future.rs): an `Arc` shared by its wakers and by
-//! the queued job that polls it. Each poll is one heap job. A small state
-//! machine decides who queues the next poll:
+//! A spawned future lives in a `Task` (future.rs): an `Arc` shared by its
+//! wakers and by its queued poll (the queue holds one reference to the task).
+//! A small state machine decides who queues the next poll:
 //!
 //! ```text
 //!              wake                      a worker takes the job
