@@ -121,9 +121,7 @@ impl Registry {
         if !self.reserve_external() {
             return Err(item);
         }
-        trace_hook!(crate::trace::record_inject(self, None));
-        self.injector.push(make_job(item));
-        self.sleep.notify_work();
+        self.push_global(make_job(item));
         Ok(())
     }
 
@@ -133,6 +131,11 @@ impl Registry {
     pub(crate) fn inject_for_running_job(&self, job: JobRef) {
         // SeqCst: ordered against `is_drained` like `reserve_external`.
         self.external_pushed.fetch_add(1, Ordering::SeqCst);
+        self.push_global(job);
+    }
+
+    /// The global-queue push of an external job already counted.
+    fn push_global(&self, job: JobRef) {
         trace_hook!(crate::trace::record_inject(self, None));
         self.injector.push(job);
         self.sleep.notify_work();

@@ -52,8 +52,15 @@
 //!    issue 43997: non-searchers that poll burn CPU); the cases above show no
 //!    wake-up depends on it.
 //!
+//!    "A queue" is any queue others may take from: the global queue, each
+//!    seat's local and yield queues (the spare seats of `weft::blocking`
+//!    included, once started) and the pinned queues. A worker's `next` slot
+//!    (worker.rs) is not one and needs no wake: only its owner takes from it,
+//!    and the owner is running the poll that filled it and takes it next.
+//!
 //! 2. **Fan-out.** `k` tasks notified while `w` workers sleep and no searcher is
-//!    unclaimed wake `min(k, w)` workers, promptly and in a tree: each notify
+//!    unclaimed wake `min(k, w)` workers (fewer only if the tasks are taken
+//!    before the wakes are made), promptly and in a tree: each notify
 //!    either claims one unclaimed searcher, or wakes one sleeper itself when no
 //!    woken worker is in flight, or adds one to `owed`. A woken worker's first act
 //!    ([`Sleep::make_owed_wakes`]) is to make up to [`WAKE_FANOUT`] owed wakes, so

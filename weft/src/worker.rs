@@ -142,18 +142,21 @@ impl WorkerThread {
 
     /// Pushes a job onto this worker's own queue, where thieves can take it.
     pub(crate) fn push(&self, job: JobRef) {
-        if job.is_counted() {
-            JobCounters::bump(&self.registry.counters[self.index].pushed);
-        }
+        self.count_push(&job);
         self.local.push(job);
         self.registry.sleep.notify_work();
     }
 
-    /// Queues a job behind this worker's other work (see [`SeatQueues::yielded`]).
-    pub(crate) fn push_yielded(&self, job: JobRef) {
+    /// Counts a job this worker queues in the drain books (stack jobs are not).
+    fn count_push(&self, job: &JobRef) {
         if job.is_counted() {
             JobCounters::bump(&self.registry.counters[self.index].pushed);
         }
+    }
+
+    /// Queues a job behind this worker's other work (see [`SeatQueues::yielded`]).
+    pub(crate) fn push_yielded(&self, job: JobRef) {
+        self.count_push(&job);
         self.yielded.push(job);
         self.registry.sleep.notify_work();
     }
@@ -175,9 +178,7 @@ impl WorkerThread {
     /// Puts a job woken by the running poll in the `next` slot. A job already
     /// there goes to the local queue, where thieves can take it.
     pub(crate) fn push_next(&self, job: JobRef) {
-        if job.is_counted() {
-            JobCounters::bump(&self.registry.counters[self.index].pushed);
-        }
+        self.count_push(&job);
         if let Some(previous) = self.next.replace(Some(job)) {
             self.local.push(previous);
             self.registry.sleep.notify_work();
