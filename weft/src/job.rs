@@ -14,15 +14,21 @@ use std::sync::Arc;
 use crate::latch::Latch;
 
 /// A job in a queue. Running it consumes it; a `JobRef` is never copied.
+///
+/// Two words, so that the queues move it in two stores: whether the job is
+/// counted in the pool's pushed/executed books (see `Registry::is_drained`)
+/// rides in the lowest bit of `data`, which every job type keeps clear by
+/// being aligned to 2 bytes at least (checked at compile time where each kind
+/// of job is made). Stack jobs are not counted: their owner is a running job
+/// that cannot finish before them, so they never decide whether the pool has
+/// drained, and `join` stays free of the bookkeeping.
 pub(crate) struct JobRef {
     data: *const (),
     run: unsafe fn(*const ()),
-    /// Counted in the pool's pushed/executed books (see `Registry::is_drained`).
-    /// Stack jobs are not: their owner is a running job that cannot finish
-    /// before them, so they never decide whether the pool has drained, and
-    /// `join` stays free of the bookkeeping.
-    counted: bool,
 }
+
+/// The bit of [`JobRef::data`] that marks a counted job.
+const COUNTED: usize = 1;
 
 // SAFETY: a JobRef is only built from jobs whose closures are `Send` (see the
 // constructors), so moving the reference to another thread moves nothing that
@@ -30,36 +36,59 @@ pub(crate) struct JobRef {
 unsafe impl Send for JobRef {}
 
 impl JobRef {
+    /// `data` must be aligned to 2 at least (each caller asserts its type's
+    /// alignment), so its lowest bit is free for the counted mark.
+    fn new(data: *const (), run: unsafe fn(*const ()), counted: bool) -> JobRef {
+        debug_assert_eq!(data as usize & COUNTED, 0, "job data aligned to 1");
+        let data = if counted {
+            data.wrapping_byte_add(COUNTED)
+        } else {
+            data
+        };
+        JobRef { data, run }
+    }
+
+    /// The job's own address, without the counted mark.
+    #[inline]
+    fn address(&self) -> *const () {
+        self.data.wrapping_byte_sub(self.data as usize & COUNTED)
+    }
+
     /// Runs the job.
     ///
     /// # Safety
     /// Must be called at most once per job, while the contract of the constructor
     /// that made it still holds.
     pub(crate) unsafe fn run(self) {
-        // SAFETY: forwarded from this function's contract.
-        unsafe { (self.run)(self.data) }
+        // SAFETY: forwarded from this function's contract; `address` is the
+        // pointer the constructor was given.
+        unsafe { (self.run)(self.address()) }
     }
 
     /// The same job, counted in the drain books: for stack jobs pushed from
     /// outside the pool (`install`), whose owner is not a running job.
-    pub(crate) fn counted(mut self) -> JobRef {
-        self.counted = true;
-        self
+    pub(crate) fn counted(self) -> JobRef {
+        JobRef::new(self.address(), self.run, true)
     }
 
     /// Whether this job is counted in the drain books.
+    #[inline]
     pub(crate) fn is_counted(&self) -> bool {
-        self.counted
+        self.data as usize & COUNTED != 0
     }
 
     /// Whether this reference points at `job` (used by `join` to recognise its own
     /// job when it pops it back).
+    #[inline]
     pub(crate) fn points_to<T>(&self, job: *const T) -> bool {
-        std::ptr::eq(self.data, job.cast())
+        std::ptr::eq(self.address(), job.cast())
     }
 }
 
-/// A boxed closure run once by whichever worker takes it.
+/// A boxed closure run once by whichever worker takes it. Aligned to 2 for
+/// [`JobRef`]'s mark, even when the closure captures nothing (a zero-sized
+/// box's address is its alignment).
+#[repr(align(2))]
 pub(crate) struct HeapJob<F> {
     func: F,
 }
@@ -72,11 +101,7 @@ impl<F: FnOnce() + Send> HeapJob<F> {
     /// or the caller waits for the job (as `Scope` does) before the borrow ends.
     pub(crate) unsafe fn new_ref(func: F) -> JobRef {
         let data = Box::into_raw(Box::new(HeapJob { func }));
-        JobRef {
-            data: data as *const (),
-            run: Self::run_boxed,
-            counted: true,
-        }
+        JobRef::new(data as *const (), Self::run_boxed, true)
     }
 
     unsafe fn run_boxed(data: *const ()) {
@@ -97,11 +122,14 @@ pub(crate) trait ArcJob: Send + Sync + 'static {
 
 /// Queues one strong reference to `job`.
 pub(crate) fn arc_job_ref<T: ArcJob>(job: Arc<T>) -> JobRef {
-    JobRef {
-        data: Arc::into_raw(job) as *const (),
-        run: run_arc::<T>,
-        counted: true,
-    }
+    // `Arc::into_raw` points at the `T`, so `T`'s alignment is what counts.
+    const {
+        assert!(
+            std::mem::align_of::<T>() >= 2,
+            "JobRef needs data aligned to 2"
+        )
+    };
+    JobRef::new(Arc::into_raw(job) as *const (), run_arc::<T>, true)
 }
 
 unsafe fn run_arc<T: ArcJob>(data: *const ()) {
@@ -131,6 +159,8 @@ impl<R> JobResult<R> {
 }
 
 /// A job that lives in its waiting owner's stack frame and signals `latch` when done.
+/// Aligned to 2 for [`JobRef`]'s mark.
+#[repr(align(2))]
 pub(crate) struct StackJob<L, F, R> {
     latch: L,
     func: UnsafeCell<Option<F>>,
@@ -158,11 +188,7 @@ impl<L: Latch, F: FnOnce() -> R + Send, R: Send> StackJob<L, F, R> {
     /// reference must be run at most once (or the owner reclaims the job itself
     /// with [`StackJob::run_inline`] after popping the reference back unrun).
     pub(crate) unsafe fn as_job_ref(&self) -> JobRef {
-        JobRef {
-            data: self as *const Self as *const (),
-            run: Self::run_on_worker,
-            counted: false,
-        }
+        JobRef::new(self as *const Self as *const (), Self::run_on_worker, false)
     }
 
     unsafe fn run_on_worker(data: *const ()) {

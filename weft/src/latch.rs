@@ -59,6 +59,7 @@ impl OwnerLatch {
     }
 
     /// A latch owned by `worker`, which must be the calling thread's.
+    #[inline]
     pub(crate) fn for_worker(worker: &WorkerThread) -> OwnerLatch {
         OwnerLatch {
             done: AtomicBool::new(false),
@@ -71,6 +72,7 @@ impl OwnerLatch {
 
     /// Whether the latch was set. Acquire: the owner then sees everything the
     /// setter wrote before setting (the job's result).
+    #[inline]
     pub(crate) fn probe(&self) -> bool {
         self.done.load(Ordering::Acquire)
     }

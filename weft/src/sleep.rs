@@ -99,6 +99,9 @@ pub(crate) const MAX_WORKERS: usize = (1 << FIELD_BITS) - 1;
 
 const FIELD_BITS: u32 = 12;
 const FIELD_MASK: u64 = (1 << FIELD_BITS) - 1;
+/// `unclaimed`'s and `sleeping`'s bits in `state` (see [`Counts::pack`]).
+const UNCLAIMED_BITS: u64 = FIELD_MASK << FIELD_BITS;
+const SLEEPING_BITS: u64 = FIELD_MASK << (2 * FIELD_BITS);
 
 /// How many sleepers a woken worker wakes on behalf of notifiers before it
 /// looks for its own task (more if it is the last one in flight).
@@ -269,13 +272,32 @@ impl Sleep {
     /// Claims an unclaimed searcher for it, or sees that a sleeper is woken for
     /// it: by this call, or by a woken worker in flight (the wake is owed).
     /// Returns whether this call woke a worker itself.
+    ///
+    /// Inlined: every `join` and `spawn` on a worker calls it, and while the
+    /// pool is busy (no unclaimed searcher, nobody sleeping) it is a fence and
+    /// one load; the rest lives out of line in [`Sleep::notify_work_slow`].
+    #[inline]
     pub(crate) fn notify_work(&self) -> bool {
         // The notifier's half of the Dekker pairing (invariant 1): the push before
         // this fence and the read of `state` after it cannot both miss a worker's
         // RMW-then-fence-then-sweep.
         fence(Ordering::SeqCst);
-        // Relaxed suffices: the fence above orders the loads in `update` after
-        // the push, and the CAS re-reads what it acts on.
+        // Relaxed suffices: the fence above orders this load after the push, and
+        // the slow path's CAS re-reads what it acts on. With no unclaimed
+        // searcher and nobody sleeping, the slow path would do nothing either.
+        let word = self.state.load(Ordering::Relaxed);
+        if word & (UNCLAIMED_BITS | SLEEPING_BITS) == 0 {
+            return false;
+        }
+        self.notify_work_slow()
+    }
+
+    /// The rest of [`Sleep::notify_work`], after its fence.
+    #[cold]
+    #[inline(never)]
+    fn notify_work_slow(&self) -> bool {
+        // Relaxed suffices: `notify_work`'s fence orders the loads in `update`
+        // after the push, and the CAS re-reads what it acts on.
         let (before, after) = self.update(|c| {
             let mut next = c;
             if c.unclaimed > 0 {
@@ -607,6 +629,49 @@ mod tests {
             in_flight: 1,
         };
         assert_eq!(Counts::unpack(counts.pack()), counts);
+    }
+
+    #[test]
+    fn notify_fast_path_masks_cover_exactly_unclaimed_and_sleeping() {
+        let zero = Counts {
+            searching: 0,
+            unclaimed: 0,
+            sleeping: 0,
+            owed: 0,
+            in_flight: 0,
+        };
+        let full = MAX_WORKERS as u64;
+        let masked = |counts: Counts| counts.pack() & (UNCLAIMED_BITS | SLEEPING_BITS);
+        assert_eq!(
+            masked(Counts {
+                unclaimed: full,
+                ..zero
+            }),
+            UNCLAIMED_BITS
+        );
+        assert_eq!(
+            masked(Counts {
+                sleeping: full,
+                ..zero
+            }),
+            SLEEPING_BITS
+        );
+        let others = Counts {
+            searching: full,
+            owed: full,
+            in_flight: full,
+            ..zero
+        };
+        assert_eq!(masked(others), 0);
+        // With nobody sleeping and no unclaimed searcher, the slow path would
+        // not act either: the fast path's early return changes nothing.
+        let sleep = Sleep::new(2, 1);
+        assert_eq!(sleep.begin_idle(0), Idle::Search);
+        assert_eq!(sleep.counts().unclaimed, 1);
+        assert!(!sleep.notify_work(), "claims the searcher, wakes nobody");
+        let claimed = sleep.counts();
+        assert!(!sleep.notify_work(), "fast path: nothing to claim or wake");
+        assert_eq!(sleep.counts(), claimed);
     }
 
     #[test]

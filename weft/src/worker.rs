@@ -109,6 +109,7 @@ enum Search {
 
 impl WorkerThread {
     /// The worker running on this thread, if this thread is a worker.
+    #[inline]
     pub(crate) fn current<'a>() -> Option<&'a WorkerThread> {
         let worker = CURRENT.with(Cell::get);
         // SAFETY: the pointer is set by `run_seat` to a WorkerThread on this
@@ -127,10 +128,12 @@ impl WorkerThread {
         SetAside(CURRENT.with(|current| current.replace(ptr::null())))
     }
 
+    #[inline]
     pub(crate) fn index(&self) -> usize {
         self.index
     }
 
+    #[inline]
     pub(crate) fn registry_arc(&self) -> &Arc<Registry> {
         &self.registry
     }
@@ -141,6 +144,7 @@ impl WorkerThread {
     }
 
     /// Pushes a job onto this worker's own queue, where thieves can take it.
+    #[inline]
     pub(crate) fn push(&self, job: JobRef) {
         self.count_push(&job);
         self.local.push(job);
@@ -148,6 +152,7 @@ impl WorkerThread {
     }
 
     /// Counts a job this worker queues in the drain books (stack jobs are not).
+    #[inline]
     fn count_push(&self, job: &JobRef) {
         if job.is_counted() {
             JobCounters::bump(&self.registry.counters[self.index].pushed);
@@ -188,6 +193,7 @@ impl WorkerThread {
     /// Moves the `next` slot's job to the local queue, where thieves can take
     /// it: before this worker stops taking jobs for a while (a helping wait
     /// returns to its task, a blocking call begins).
+    #[inline]
     pub(crate) fn flush_next(&self) {
         if let Some(job) = self.next.take() {
             self.local.push(job);
@@ -196,6 +202,7 @@ impl WorkerThread {
     }
 
     /// Pops the newest job of this worker's own queue.
+    #[inline]
     pub(crate) fn pop(&self) -> Option<JobRef> {
         self.local.pop()
     }
