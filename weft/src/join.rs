@@ -90,7 +90,7 @@ where
             }
             Some(job) => worker.execute(job),
             None => {
-                worker.wait_until(&|| job_b.latch().probe());
+                worker.wait_for_stolen_half(&|| job_b.latch().probe());
                 return false;
             }
         }

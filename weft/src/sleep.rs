@@ -85,6 +85,11 @@
 //!
 //! 4. **Idle is parked.** A sleeper blocks on its slot's condition variable with no
 //!    timeout; only a delivered [`Wake`] ends it. Nothing in the protocol ticks.
+//!    One sleeper may take a little while to block: a worker whose `join` half
+//!    was stolen watches, for a bounded ~20 us and only its own condition and
+//!    [`Sleep::is_registered`], for that half to end (worker.rs). To the
+//!    protocol it is a registered sleeper slow to block, which every argument
+//!    above already allows for; a wake delivered meanwhile ends the watch.
 //!
 //! A worker is woken at most once per registration: whoever removes it from
 //! `sleepers` (under the lock) owns its wake-up and delivers exactly one [`Wake`],
@@ -266,6 +271,15 @@ impl Sleep {
         // Relaxed: a heuristic read; a stale value only costs one more sweep or
         // one earlier park, and parking goes through the full protocol.
         Counts::unpack(self.state.load(Ordering::Relaxed)).searching > self.max_searching
+    }
+
+    /// Whether worker `index` is still registered as a sleeper, i.e. nobody
+    /// has taken its wake-up yet. A hint for a worker watching before it
+    /// blocks: [`Sleep::park`] and [`Sleep::cancel`] decide under the locks.
+    pub(crate) fn is_registered(&self, index: usize) -> bool {
+        // Relaxed: a stale answer only ends the watch late or early; the
+        // delivered wake-up itself is read under the slot's lock.
+        self.slots[index].registered.load(Ordering::Relaxed)
     }
 
     /// Called after a task was made visible in any queue others can take from.

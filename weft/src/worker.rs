@@ -7,7 +7,7 @@ use std::cell::Cell;
 use std::panic::{self, AssertUnwindSafe};
 use std::ptr;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crossbeam_deque::{Steal, Stealer, Worker};
 
@@ -27,6 +27,12 @@ const FAIRNESS_INTERVAL: u32 = 61;
 /// slot's job goes behind the queued ones: two futures waking each other keep
 /// the slot busy, and the queues must not wait on them for ever.
 const MAX_NEXT_STREAK: u32 = 32;
+
+/// How long a worker whose `join` half was stolen watches for that half's end
+/// before it blocks (see [`WorkerThread::wait_for_stolen_half`]). About one
+/// park-and-wake round trip on the machines measured: watching that long
+/// costs at most as much CPU as the park would have cost in latency.
+const STOLEN_HALF_WATCH: Duration = Duration::from_micros(20);
 
 thread_local! {
     static CURRENT: Cell<*const WorkerThread> = const { Cell::new(ptr::null()) };
@@ -234,12 +240,34 @@ impl WorkerThread {
         self.wait_until_deadline(done, None);
     }
 
+    /// As [`WorkerThread::wait_until`], for a `join` whose second half was
+    /// stolen: that half is running on another worker right now, and its end
+    /// is what this worker waits for. When this worker would park, it first
+    /// watches for that end for up to [`STOLEN_HALF_WATCH`] (see
+    /// [`WorkerThread::sleep_unless`]): at the tail of a fork-join tree two
+    /// workers hand the work back and forth, and a park per hand-off would put
+    /// a wake-up on the critical path each time.
+    pub(crate) fn wait_for_stolen_half(&self, done: &dyn Fn() -> bool) {
+        self.wait_loop(done, None, STOLEN_HALF_WATCH);
+    }
+
     /// As [`WorkerThread::wait_until`], giving up at `deadline`. Returns whether
     /// `done()` held.
     pub(crate) fn wait_until_deadline(
         &self,
         done: &dyn Fn() -> bool,
         deadline: Option<Instant>,
+    ) -> bool {
+        self.wait_loop(done, deadline, Duration::ZERO)
+    }
+
+    /// The loop of every wait: own work first, then a search (if the protocol
+    /// lets this worker search), then sleep; `watch` as in `sleep_unless`.
+    fn wait_loop(
+        &self,
+        done: &dyn Fn() -> bool,
+        deadline: Option<Instant>,
+        watch: Duration,
     ) -> bool {
         let sleep = &self.registry.sleep;
         let expired = || deadline.is_some_and(|deadline| Instant::now() >= deadline);
@@ -267,7 +295,7 @@ impl WorkerThread {
                         // Reasons of our own are checked after registering: their
                         // setters wake us only if they see us registered.
                         searching =
-                            self.sleep_unless(done, deadline, |this| this.has_pinned_work());
+                            self.sleep_unless(done, deadline, watch, |this| this.has_pinned_work());
                         woken_for_work = searching;
                         continue;
                     }
@@ -287,7 +315,7 @@ impl WorkerThread {
                     }
                     sleep.give_up_search(self.index);
                     // Rule give-up of the protocol: one more sweep after the RMW.
-                    searching = self.sleep_unless(done, deadline, |this| {
+                    searching = self.sleep_unless(done, deadline, watch, |this| {
                         this.registry.has_work_for(this.index)
                     });
                     woken_for_work = searching;
@@ -299,14 +327,24 @@ impl WorkerThread {
     /// Called registered as a sleeper: parks unless `done`, the deadline, the
     /// pool's end or `has_work` says not to. Returns whether the worker is now
     /// counted as a searcher.
+    ///
+    /// With a nonzero `watch`, it first watches `done` for up to that long,
+    /// still registered: a wake-up delivered meanwhile ends the watch at once
+    /// (the park below then returns without blocking), so the protocol sees a
+    /// sleeper that is merely slow to block. It polls no queue, only its own
+    /// condition and its own slot.
     fn sleep_unless(
         &self,
         done: &dyn Fn() -> bool,
         deadline: Option<Instant>,
+        watch: Duration,
         has_work: impl FnOnce(&Self) -> bool,
     ) -> bool {
         let sleep = &self.registry.sleep;
         self.registry.terminate_if_drained();
+        if !watch.is_zero() {
+            self.watch_while_registered(done, watch);
+        }
         let wake = if done()
             || self.registry.is_terminating()
             || deadline.is_some_and(|deadline| Instant::now() >= deadline)
@@ -331,6 +369,23 @@ impl WorkerThread {
             WorkerCounters::add(&self.stats().wakeups, 1);
         }
         wake == Some(Wake::Searching)
+    }
+
+    /// Spins until `done` holds, a wake-up is delivered, or `watch` passes.
+    fn watch_while_registered(&self, done: &dyn Fn() -> bool, watch: Duration) {
+        let sleep = &self.registry.sleep;
+        let started = Instant::now();
+        // The clock is read every few rounds only: `done` is one load.
+        let mut round = 0u32;
+        while !done() && sleep.is_registered(self.index) {
+            round = round.wrapping_add(1);
+            if round % 16 == 0 && started.elapsed() >= watch {
+                return;
+            }
+            // Yield rather than spin: with more workers than cores, the
+            // worker running the awaited half may need this core.
+            std::thread::yield_now();
+        }
     }
 
     /// Work this worker takes without searching: its own queues and the global one.

@@ -186,6 +186,42 @@ fn an_idle_pool_parks_every_worker_and_stays_parked() {
 }
 
 #[test]
+fn a_join_waiting_on_a_long_stolen_half_parks() {
+    // The worker whose second half was stolen watches for the half's end only
+    // briefly: while the half runs on (here, until released) it must park,
+    // not spin. The half's own worker is inside the half, so at that point
+    // exactly one worker of the two sleeps, and it is the waiter.
+    let pool = pool(2);
+    let stolen = AtomicBool::new(false);
+    let parked_while_waiting = AtomicBool::new(false);
+    pool.install(|| {
+        weft::join(
+            || {
+                // Keep the first half busy until the second was stolen.
+                let deadline = Instant::now() + HANG;
+                while !stolen.load(Ordering::Acquire) {
+                    assert!(
+                        Instant::now() < deadline,
+                        "the second half was never stolen"
+                    );
+                    std::thread::yield_now();
+                }
+            },
+            || {
+                stolen.store(true, Ordering::Release);
+                let deadline = Instant::now() + HANG;
+                while pool.stats().sleeping_now != 1 {
+                    assert!(Instant::now() < deadline, "the waiter never parked");
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+                parked_while_waiting.store(true, Ordering::Relaxed);
+            },
+        );
+    });
+    assert!(parked_while_waiting.load(Ordering::Relaxed));
+}
+
+#[test]
 fn searchers_are_bounded_by_max_spinning() {
     // Searchers here would spin for an hour: only the bound stops them. Bursts
     // wake sleepers beyond the bound (fan-out); each woken worker may search
