@@ -13,6 +13,13 @@ pub fn run(case: &Case, kind: SchedKind, workers: usize, size: u64) -> Measured 
     }
 }
 
+/// Every pool first computes this fib untimed (~30,000 joins): the timed run
+/// then measures joins, not thread start-up and the first touches of fresh
+/// stacks and queues, which vary a lot from one child process to the next.
+const WARM_UP_FIB: u32 = 22;
+/// The warm-up tree of `join/tree-sum` (~16,000 joins).
+const WARM_UP_LAYERS: u32 = 15;
+
 fn fib_serial(n: u32) -> (u64, u64) {
     // (fib(n), joins made computing it): one join per call with n >= 2.
     let (mut a, mut b, mut joins_prev, mut joins) = (0u64, 1u64, 0u64, 0u64);
@@ -54,15 +61,18 @@ fn fib(kind: SchedKind, workers: usize, n: u32) -> Measured {
     let (got, wall, cpu) = match kind {
         SchedKind::Weft => {
             let pool = crate::scheds::weft::WeftSched::build(workers);
+            pool.pool().install(|| fib_weft(WARM_UP_FIB));
             timed(|| pool.pool().install(|| fib_weft(n)))
         }
         SchedKind::Rayon => {
             let pool = crate::scheds::rayon::RayonSched::build(workers);
+            pool.pool().install(|| fib_rayon(WARM_UP_FIB));
             timed(|| pool.pool().install(|| fib_rayon(n)))
         }
         SchedKind::Chili => {
             let pool = crate::scheds::chili::build(workers);
             let mut scope = pool.scope();
+            fib_chili(&mut scope, WARM_UP_FIB);
             timed(|| fib_chili(&mut scope, n))
         }
         other => panic!("{} has no join", other.name()),
@@ -126,18 +136,23 @@ fn tree_sum(kind: SchedKind, workers: usize, layers: u32) -> Measured {
     let nodes = next;
     let expected = nodes * (nodes - 1) / 2;
     let joins = (1u64 << (layers - 1)) - 1;
+    // A small tree summed untimed first, as fib's warm-up.
+    let warm_up = Node::tree(WARM_UP_LAYERS, &mut 0);
     let (got, wall, cpu) = match kind {
         SchedKind::Weft => {
             let pool = crate::scheds::weft::WeftSched::build(workers);
+            pool.pool().install(|| sum_weft(&warm_up));
             timed(|| pool.pool().install(|| sum_weft(&tree)))
         }
         SchedKind::Rayon => {
             let pool = crate::scheds::rayon::RayonSched::build(workers);
+            pool.pool().install(|| sum_rayon(&warm_up));
             timed(|| pool.pool().install(|| sum_rayon(&tree)))
         }
         SchedKind::Chili => {
             let pool = crate::scheds::chili::build(workers);
             let mut scope = pool.scope();
+            sum_chili(&mut scope, &warm_up);
             timed(|| sum_chili(&mut scope, &tree))
         }
         other => panic!("{} has no join", other.name()),
