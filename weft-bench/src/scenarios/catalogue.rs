@@ -75,6 +75,18 @@ fn spawn_pools(kind: SchedKind, _workers: usize) -> Fit {
     }
 }
 
+/// The wake scenarios also run on bare threads (`std`), as the machine's
+/// floor rather than as a peer.
+fn wake_fit(kind: SchedKind, workers: usize) -> Fit {
+    match kind {
+        SchedKind::Std => Fit::Yes(
+            "floor, no scheduler: bare threads each blocked on its own channel, \
+             sent the start by the submitter directly",
+        ),
+        _ => spawn_pools(kind, workers),
+    }
+}
+
 /// async-executor runs futures only; it is compared on the async/* cases.
 const ASYNC_ONLY: Fit = Fit::No("async only: runs futures, compared on the async/* scenarios");
 
@@ -409,7 +421,7 @@ pub fn catalogue() -> Vec<Case> {
             unit: "us p50",
             higher_is_better: false,
             sizes: [5, 80, 400],
-            fit: spawn_pools,
+            fit: wake_fit,
         },
         Case {
             scenario: "wake/fan-out",
@@ -418,7 +430,7 @@ pub fn catalogue() -> Vec<Case> {
             unit: "us p50",
             higher_is_better: false,
             sizes: [3, 40, 200],
-            fit: spawn_pools,
+            fit: wake_fit,
         },
         Case {
             scenario: "join/fib",
