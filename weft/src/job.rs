@@ -1,6 +1,8 @@
-//! Tasks as the queues hold them: a type-erased pointer plus the function that
-//! runs it. Heap jobs own a boxed closure (`spawn`); stack jobs live in the frame
-//! of a caller that waits for them (`join`, `install`), so no allocation is needed.
+//! Tasks as the queues hold them: two words, the job's data and the function
+//! that runs it. A closure job (`spawn`) holds a closure of one word at most
+//! in the data word itself, and boxes a larger one; stack jobs live in the
+//! frame of a caller that waits for them (`join`, `install`), and future tasks
+//! are queued as their own `Arc`, so neither needs an allocation.
 //!
 //! This is the crate's main use of `unsafe`: a [`JobRef`] outlives the borrow
 //! checker's view of what it points to. Each constructor states the contract that
@@ -8,27 +10,23 @@
 
 use std::any::Any;
 use std::cell::UnsafeCell;
+use std::mem::{self, MaybeUninit};
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::Arc;
 
 use crate::latch::Latch;
 
-/// A job in a queue. Running it consumes it; a `JobRef` is never copied.
-///
-/// Two words, so that the queues move it in two stores: whether the job is
-/// counted in the pool's pushed/executed books (see `Registry::is_drained`)
-/// rides in the lowest bit of `data`, which every job type keeps clear by
-/// being aligned to 2 bytes at least (checked at compile time where each kind
-/// of job is made). Stack jobs are not counted: their owner is a running job
-/// that cannot finish before them, so they never decide whether the pool has
-/// drained, and `join` stays free of the bookkeeping.
-pub(crate) struct JobRef {
-    data: *const (),
-    run: unsafe fn(*const ()),
-}
+/// A job's data word: a pointer to the job, or a small closure's own bytes
+/// (any of which may be uninitialised padding, hence `MaybeUninit`).
+type Data = MaybeUninit<*const ()>;
 
-/// The bit of [`JobRef::data`] that marks a counted job.
-const COUNTED: usize = 1;
+/// A job in a queue. Running it consumes it; a `JobRef` is never copied.
+pub(crate) struct JobRef {
+    data: Data,
+    /// Runs the job and says whether it is counted in the pool's drain books
+    /// (see `Registry::is_drained`).
+    run: unsafe fn(Data) -> bool,
+}
 
 // SAFETY: a JobRef is only built from jobs whose closures are `Send` (see the
 // constructors), so moving the reference to another thread moves nothing that
@@ -36,79 +34,72 @@ const COUNTED: usize = 1;
 unsafe impl Send for JobRef {}
 
 impl JobRef {
-    /// `data` must be aligned to 2 at least (each caller asserts its type's
-    /// alignment), so its lowest bit is free for the counted mark.
-    fn new(data: *const (), run: unsafe fn(*const ()), counted: bool) -> JobRef {
-        debug_assert_eq!(data as usize & COUNTED, 0, "job data aligned to 1");
-        let data = if counted {
-            data.wrapping_byte_add(COUNTED)
-        } else {
-            data
-        };
-        JobRef { data, run }
-    }
-
-    /// The job's own address, without the counted mark.
-    #[inline]
-    fn address(&self) -> *const () {
-        self.data.wrapping_byte_sub(self.data as usize & COUNTED)
-    }
-
-    /// Runs the job.
+    /// Runs the job. Returns whether it is counted in the pool's drain books:
+    /// every job is, except the stack jobs of `join`, whose owner is a running
+    /// job that cannot finish before them (so they never decide whether the
+    /// pool has drained, and `join` stays free of the bookkeeping). A job that
+    /// unwinds out of here is a counted one: stack jobs catch their panics.
     ///
     /// # Safety
     /// Must be called at most once per job, while the contract of the constructor
     /// that made it still holds.
-    pub(crate) unsafe fn run(self) {
-        // SAFETY: forwarded from this function's contract; `address` is the
-        // pointer the constructor was given.
-        unsafe { (self.run)(self.address()) }
-    }
-
-    /// The same job, counted in the drain books: for stack jobs pushed from
-    /// outside the pool (`install`), whose owner is not a running job.
-    pub(crate) fn counted(self) -> JobRef {
-        JobRef::new(self.address(), self.run, true)
-    }
-
-    /// Whether this job is counted in the drain books.
-    #[inline]
-    pub(crate) fn is_counted(&self) -> bool {
-        self.data as usize & COUNTED != 0
-    }
-
-    /// Whether this reference points at `job` (used by `join` to recognise its own
-    /// job when it pops it back).
-    #[inline]
-    pub(crate) fn points_to<T>(&self, job: *const T) -> bool {
-        std::ptr::eq(self.address(), job.cast())
+    pub(crate) unsafe fn run(self) -> bool {
+        // SAFETY: forwarded from this function's contract.
+        unsafe { (self.run)(self.data) }
     }
 }
 
-/// A boxed closure run once by whichever worker takes it. Aligned to 2 for
-/// [`JobRef`]'s mark, even when the closure captures nothing (a zero-sized
-/// box's address is its alignment).
-#[repr(align(2))]
-pub(crate) struct HeapJob<F> {
+/// A closure run once by whichever worker takes it.
+pub(crate) struct ClosureJob<F> {
     func: F,
 }
 
-impl<F: FnOnce() + Send> HeapJob<F> {
-    /// Boxes `func` as a job.
+impl<F: FnOnce() + Send> ClosureJob<F> {
+    /// Whether `F` fits in a job's data word, so needs no box.
+    const FITS_INLINE: bool = mem::size_of::<F>() <= mem::size_of::<Data>()
+        && mem::align_of::<F>() <= mem::align_of::<Data>();
+
+    /// Makes `func` a job: in the data word itself if it fits (a closure that
+    /// captures one reference, one `Arc` or nothing), boxed otherwise.
     ///
     /// # Safety
     /// Everything `func` borrows must outlive the job's run: either `F: 'static`,
     /// or the caller waits for the job (as `Scope` does) before the borrow ends.
     pub(crate) unsafe fn new_ref(func: F) -> JobRef {
-        let data = Box::into_raw(Box::new(HeapJob { func }));
-        JobRef::new(data as *const (), Self::run_boxed, true)
+        if Self::FITS_INLINE {
+            let mut data = Data::uninit();
+            // SAFETY: `F` is no larger and no more aligned than the word
+            // (`FITS_INLINE`); the bytes written, provenance included, travel
+            // inside `MaybeUninit` until `run_inline_closure` reads them back.
+            unsafe { data.as_mut_ptr().cast::<F>().write(func) };
+            JobRef {
+                data,
+                run: Self::run_inline_closure,
+            }
+        } else {
+            let job = Box::into_raw(Box::new(ClosureJob { func }));
+            JobRef {
+                data: Data::new(job as *const ()),
+                run: Self::run_boxed,
+            }
+        }
     }
 
-    unsafe fn run_boxed(data: *const ()) {
-        // SAFETY: `data` came from `Box::into_raw` in `new_ref` and, by `JobRef::run`'s
-        // contract, is run (and so freed) exactly once.
-        let job = unsafe { Box::from_raw(data as *mut HeapJob<F>) };
+    unsafe fn run_inline_closure(data: Data) -> bool {
+        // SAFETY: `data` holds the `F` written by `new_ref` (the `FITS_INLINE`
+        // branch, the only one that uses this function), moved out exactly
+        // once by `JobRef::run`'s contract.
+        let func = unsafe { data.as_ptr().cast::<F>().read() };
+        func();
+        true
+    }
+
+    unsafe fn run_boxed(data: Data) -> bool {
+        // SAFETY: `data` holds the pointer from `Box::into_raw` in `new_ref`
+        // and, by `JobRef::run`'s contract, is run (and so freed) exactly once.
+        let job = unsafe { Box::from_raw(data.assume_init() as *mut ClosureJob<F>) };
         (job.func)();
+        true
     }
 }
 
@@ -122,22 +113,19 @@ pub(crate) trait ArcJob: Send + Sync + 'static {
 
 /// Queues one strong reference to `job`.
 pub(crate) fn arc_job_ref<T: ArcJob>(job: Arc<T>) -> JobRef {
-    // `Arc::into_raw` points at the `T`, so `T`'s alignment is what counts.
-    const {
-        assert!(
-            std::mem::align_of::<T>() >= 2,
-            "JobRef needs data aligned to 2"
-        )
-    };
-    JobRef::new(Arc::into_raw(job) as *const (), run_arc::<T>, true)
+    JobRef {
+        data: Data::new(Arc::into_raw(job) as *const ()),
+        run: run_arc::<T>,
+    }
 }
 
-unsafe fn run_arc<T: ArcJob>(data: *const ()) {
-    // SAFETY: `data` came from `Arc::into_raw` in `arc_job_ref`, and by
-    // `JobRef::run`'s contract this runs once: the strong reference the queue
-    // held is taken back exactly once.
-    let job = unsafe { Arc::from_raw(data as *const T) };
+unsafe fn run_arc<T: ArcJob>(data: Data) -> bool {
+    // SAFETY: `data` holds the pointer from `Arc::into_raw` in `arc_job_ref`,
+    // and by `JobRef::run`'s contract this runs once: the strong reference the
+    // queue held is taken back exactly once.
+    let job = unsafe { Arc::from_raw(data.assume_init() as *const T) };
     job.run_job();
+    true
 }
 
 /// What a stack job left behind.
@@ -159,8 +147,6 @@ impl<R> JobResult<R> {
 }
 
 /// A job that lives in its waiting owner's stack frame and signals `latch` when done.
-/// Aligned to 2 for [`JobRef`]'s mark.
-#[repr(align(2))]
 pub(crate) struct StackJob<L, F, R> {
     latch: L,
     func: UnsafeCell<Option<F>>,
@@ -180,22 +166,55 @@ impl<L: Latch, F: FnOnce() -> R + Send, R: Send> StackJob<L, F, R> {
         &self.latch
     }
 
-    /// A queue reference to this job. It is not counted in the drain books,
-    /// except through [`JobRef::counted`] for jobs injected from outside.
+    /// A queue reference to this job, not counted in the drain books (`join`:
+    /// the owner is a running job).
     ///
     /// # Safety
     /// The job must stay in place and alive until its latch is set, and the
     /// reference must be run at most once (or the owner reclaims the job itself
     /// with [`StackJob::run_inline`] after popping the reference back unrun).
     pub(crate) unsafe fn as_job_ref(&self) -> JobRef {
-        JobRef::new(self as *const Self as *const (), Self::run_on_worker, false)
+        JobRef {
+            data: Data::new(self as *const Self as *const ()),
+            run: Self::run_on_worker::<false>,
+        }
     }
 
-    unsafe fn run_on_worker(data: *const ()) {
+    /// As [`StackJob::as_job_ref`], counted in the drain books: for a job
+    /// injected from outside the pool (`install`), whose owner is not a job.
+    ///
+    /// # Safety
+    /// As for [`StackJob::as_job_ref`].
+    pub(crate) unsafe fn as_counted_job_ref(&self) -> JobRef {
+        JobRef {
+            data: Data::new(self as *const Self as *const ()),
+            run: Self::run_on_worker::<true>,
+        }
+    }
+
+    /// Whether `job` is this job's reference from [`StackJob::as_job_ref`]
+    /// (`join` recognising its own job when it pops it back). The function is
+    /// compared first, so the data word is read only from a stack job's
+    /// reference, where it is an initialised pointer. Should the compiler give
+    /// one function two addresses, the owner would not recognise its job and
+    /// would run it as a stolen one: slower, still correct.
+    #[inline]
+    pub(crate) fn is_referenced_by(&self, job: &JobRef) -> bool {
+        let ours: unsafe fn(Data) -> bool = Self::run_on_worker::<false>;
+        // SAFETY: a JobRef whose `run` is this type's `run_on_worker` was made
+        // by `as_job_ref`, which stores an initialised pointer.
+        job.run as usize == ours as usize
+            && std::ptr::eq(
+                unsafe { job.data.assume_init() },
+                self as *const Self as *const (),
+            )
+    }
+
+    unsafe fn run_on_worker<const COUNTED: bool>(data: Data) -> bool {
         // SAFETY: by `as_job_ref`'s contract the job is alive until its latch is
         // set below, and this runs once, so nobody else touches `func`/`result`.
         unsafe {
-            let this = &*(data as *const Self);
+            let this = &*(data.assume_init() as *const Self);
             let func = (*this.func.get()).take().expect("stack job run twice");
             *this.result.get() = match panic::catch_unwind(AssertUnwindSafe(func)) {
                 Ok(value) => JobResult::Done(value),
@@ -204,6 +223,7 @@ impl<L: Latch, F: FnOnce() -> R + Send, R: Send> StackJob<L, F, R> {
             // After this call the owner may return and free `this`.
             Latch::set(&this.latch);
         }
+        COUNTED
     }
 
     /// Runs the job in its owner, which popped its reference back before anyone

@@ -54,7 +54,7 @@ where
     // SAFETY: `job_b` stays in this frame until it is popped back unrun or its
     // latch is set: every path below ends in one of the two before returning,
     // including the path where `a` panics.
-    worker.push(unsafe { job_b.as_job_ref() });
+    worker.push_uncounted(unsafe { job_b.as_job_ref() });
     let result_a = panic::catch_unwind(AssertUnwindSafe(a));
     let reclaimed = reclaim_or_wait(worker, &job_b);
     match result_a {
@@ -78,13 +78,12 @@ where
     F: FnOnce() -> R + Send,
     R: Send,
 {
-    let ours = job_b as *const StackJob<OwnerLatch, F, R>;
     // A poll run below may have filled the `next` slot: this worker goes back
     // to the joining task (which may run long), so the slot goes where thieves
     // see it (`wait_until` does the same on its way out).
     while !job_b.latch().probe() {
         match worker.pop() {
-            Some(job) if job.points_to(ours) => {
+            Some(job) if job_b.is_referenced_by(&job) => {
                 worker.flush_next();
                 return true;
             }

@@ -164,7 +164,7 @@ where
 {
     match worker::WorkerThread::current() {
         // SAFETY: `F: 'static`, so the job borrows nothing.
-        Some(worker) => worker.push(unsafe { job::HeapJob::new_ref(task) }),
+        Some(worker) => worker.push(unsafe { job::ClosureJob::new_ref(task) }),
         None => match blocking::blocked_pool() {
             Some(registry) => {
                 if task::spawn_in(&registry, task).is_err() {

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle as ThreadHandle;
 
 use crate::builder::Builder;
-use crate::job::{HeapJob, StackJob};
+use crate::job::{ClosureJob, StackJob};
 use crate::latch::{CountLatch, Latch, OwnerLatch};
 use crate::registry::Registry;
 use crate::scope::Scope;
@@ -72,6 +72,10 @@ impl Pool {
 
     /// Runs `task` on some worker, without waiting for it. A panic in `task`
     /// goes to the pool's panic handler.
+    ///
+    /// A closure that captures at most one word (a reference, an `Arc`, a
+    /// channel end of one pointer, or nothing) is queued without any
+    /// allocation; a larger one is boxed.
     pub fn spawn<F>(&self, task: F)
     where
         F: FnOnce() + Send + 'static,
@@ -391,7 +395,7 @@ where
     // SAFETY: `job` stays on this frame until its latch is set: we wait below.
     // Counted: its owner is outside the pool, so nothing running in the pool
     // keeps the pool from looking drained while the job is queued.
-    let job_ref = unsafe { job.as_job_ref() }.counted();
+    let job_ref = unsafe { job.as_counted_job_ref() };
     if registry.inject(job_ref, |job_ref| job_ref).is_err() {
         panic!("install: the pool has shut down");
     }
@@ -427,7 +431,7 @@ where
             };
             // SAFETY: the job borrows `op`, `results` and `latch`, all of which
             // outlive it because we wait for the latch below.
-            let job_ref = unsafe { HeapJob::new_ref(job) };
+            let job_ref = unsafe { ClosureJob::new_ref(job) };
             if registry.inject_pinned(index, job_ref, |job| job).is_err() {
                 panic!("broadcast: the pool has shut down");
             }

@@ -6,7 +6,7 @@ use std::marker::PhantomData;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::{Arc, Mutex};
 
-use crate::job::HeapJob;
+use crate::job::ClosureJob;
 use crate::latch::{CountLatch, Latch};
 use crate::pool::SendPtr;
 use crate::registry::Registry;
@@ -105,7 +105,7 @@ impl<'scope> Scope<'scope> {
         };
         // SAFETY: the job borrows only data outliving `'scope`, and the scope's
         // owner waits for it (above) before `'scope` ends.
-        let job_ref = unsafe { HeapJob::new_ref(job) };
+        let job_ref = unsafe { ClosureJob::new_ref(job) };
         match WorkerThread::current() {
             Some(worker) if worker.is_in(&self.registry) => worker.push(job_ref),
             // From a thread outside the pool (say, a `std::thread::scope`

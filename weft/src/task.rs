@@ -11,7 +11,7 @@ use std::task::{Context, Poll, Waker};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use crate::job::HeapJob;
+use crate::job::ClosureJob;
 use crate::registry::Registry;
 use crate::waiter::{block_until, Waiter};
 use crate::worker::WorkerThread;
@@ -29,12 +29,12 @@ where
                 return Err(task);
             }
             // SAFETY: `F: 'static`, so the job borrows nothing.
-            worker.push(unsafe { HeapJob::new_ref(task) });
+            worker.push(unsafe { ClosureJob::new_ref(task) });
             return Ok(());
         }
     }
     // SAFETY: as above.
-    registry.inject(task, |task| unsafe { HeapJob::new_ref(task) })
+    registry.inject(task, |task| unsafe { ClosureJob::new_ref(task) })
 }
 
 /// Queues `task` for worker `index` alone.
@@ -43,7 +43,7 @@ where
     F: FnOnce() + Send + 'static,
 {
     // SAFETY: `F: 'static`, so the job borrows nothing.
-    registry.inject_pinned(index, task, |task| unsafe { HeapJob::new_ref(task) })
+    registry.inject_pinned(index, task, |task| unsafe { ClosureJob::new_ref(task) })
 }
 
 /// Wraps `task` so that its result lands in a [`JoinHandle`].

@@ -152,22 +152,28 @@ impl WorkerThread {
     /// Pushes a job onto this worker's own queue, where thieves can take it.
     #[inline]
     pub(crate) fn push(&self, job: JobRef) {
-        self.count_push(&job);
+        self.count_push();
         self.local.push(job);
         self.registry.sleep.notify_work();
     }
 
-    /// Counts a job this worker queues in the drain books (stack jobs are not).
+    /// As [`WorkerThread::push`], for a job not counted in the drain books:
+    /// a stack job of `join` (see [`JobRef::run`]).
     #[inline]
-    fn count_push(&self, job: &JobRef) {
-        if job.is_counted() {
-            JobCounters::bump(&self.registry.counters[self.index].pushed);
-        }
+    pub(crate) fn push_uncounted(&self, job: JobRef) {
+        self.local.push(job);
+        self.registry.sleep.notify_work();
+    }
+
+    /// Counts a job this worker queues in the drain books.
+    #[inline]
+    fn count_push(&self) {
+        JobCounters::bump(&self.registry.counters[self.index].pushed);
     }
 
     /// Queues a job behind this worker's other work (see [`SeatQueues::yielded`]).
     pub(crate) fn push_yielded(&self, job: JobRef) {
-        self.count_push(&job);
+        self.count_push();
         self.yielded.push(job);
         self.registry.sleep.notify_work();
     }
@@ -189,7 +195,7 @@ impl WorkerThread {
     /// Puts a job woken by the running poll in the `next` slot. A job already
     /// there goes to the local queue, where thieves can take it.
     pub(crate) fn push_next(&self, job: JobRef) {
-        self.count_push(&job);
+        self.count_push();
         if let Some(previous) = self.next.replace(Some(job)) {
             self.local.push(previous);
             self.registry.sleep.notify_work();
@@ -215,17 +221,20 @@ impl WorkerThread {
 
     /// Runs one job, sending a panic that escapes it to the pool's handler.
     pub(crate) fn execute(&self, job: JobRef) {
-        let counted = job.is_counted();
         // A job is not a poll until it says so (`enter_poll`); restored after,
         // for a job run by a wait inside a poll.
         let outer_polling = self.polling.replace(false);
         trace_hook!(self.trace(EventKind::TaskStart { name: None }));
         // SAFETY: the job was just taken out of a queue or the `next` slot (or
         // popped back by its owner), so this is its only run.
-        let outcome = panic::catch_unwind(AssertUnwindSafe(|| unsafe { job.run() }));
-        if let Err(payload) = outcome {
-            self.registry.handle_panic(payload);
-        }
+        let counted = match panic::catch_unwind(AssertUnwindSafe(|| unsafe { job.run() })) {
+            Ok(counted) => counted,
+            Err(payload) => {
+                self.registry.handle_panic(payload);
+                // Only counted jobs unwind: stack jobs catch their own panics.
+                true
+            }
+        };
         self.polling.set(outer_polling);
         // Before the count, so a task counted in the stats has its end traced.
         trace_hook!(self.trace(EventKind::TaskEnd));
