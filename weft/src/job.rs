@@ -105,8 +105,8 @@ impl<F: FnOnce() + Send> ClosureJob<F> {
 
 /// A job that is shared state already reference-counted, such as a future's
 /// task: the queue holds one strong reference, which running the job gives up.
-/// Queuing it again costs no allocation (a heap job would box a closure per
-/// run).
+/// Queuing it again costs no allocation (a closure job wrapping a poll would
+/// box it, a task being larger than a word).
 pub(crate) trait ArcJob: Send + Sync + 'static {
     fn run_job(self: Arc<Self>);
 }
@@ -143,6 +143,17 @@ impl<R> JobResult<R> {
             JobResult::Panicked(payload) => panic::resume_unwind(payload),
             JobResult::Pending => unreachable!("a stack job's result was read before it ran"),
         }
+    }
+}
+
+/// Stops the process if dropped, that is, unless forgotten at the end of the
+/// code it guards: that code unwound.
+struct AbortOnUnwind;
+
+impl Drop for AbortOnUnwind {
+    fn drop(&mut self) {
+        eprintln!("weft: internal error: a stack job unwound outside its closure");
+        std::process::abort();
     }
 }
 
@@ -197,20 +208,29 @@ impl<L: Latch, F: FnOnce() -> R + Send, R: Send> StackJob<L, F, R> {
     /// compared first, so the data word is read only from a stack job's
     /// reference, where it is an initialised pointer. Should the compiler give
     /// one function two addresses, the owner would not recognise its job and
-    /// would run it as a stolen one: slower, still correct.
+    /// would run it as a stolen one: slower, still correct. Should it fold two
+    /// functions into one address, only another `run_on_worker::<false>` (of a
+    /// stack job type with identical code) could share it, and its data word
+    /// is a stack job's address too, so the comparison stays defined and only
+    /// this job's own reference matches.
     #[inline]
     pub(crate) fn is_referenced_by(&self, job: &JobRef) -> bool {
         let ours: unsafe fn(Data) -> bool = Self::run_on_worker::<false>;
-        // SAFETY: a JobRef whose `run` is this type's `run_on_worker` was made
-        // by `as_job_ref`, which stores an initialised pointer.
-        job.run as usize == ours as usize
-            && std::ptr::eq(
-                unsafe { job.data.assume_init() },
-                self as *const Self as *const (),
-            )
+        if job.run as usize != ours as usize {
+            return false;
+        }
+        // SAFETY: a JobRef whose `run` is a stack job's `run_on_worker` was
+        // made by `as_job_ref`, which stores an initialised pointer.
+        let address = unsafe { job.data.assume_init() };
+        std::ptr::eq(address, self as *const Self as *const ())
     }
 
     unsafe fn run_on_worker<const COUNTED: bool>(data: Data) -> bool {
+        // `execute` takes a job that unwinds for a counted one. This one
+        // catches the closure's panic; anything else unwinding from here is a
+        // bug in weft (a job run twice, a broken latch), and the process stops
+        // rather than let the drain books go wrong.
+        let abort_on_unwind = AbortOnUnwind;
         // SAFETY: by `as_job_ref`'s contract the job is alive until its latch is
         // set below, and this runs once, so nobody else touches `func`/`result`.
         unsafe {
@@ -223,6 +243,7 @@ impl<L: Latch, F: FnOnce() -> R + Send, R: Send> StackJob<L, F, R> {
             // After this call the owner may return and free `this`.
             Latch::set(&this.latch);
         }
+        mem::forget(abort_on_unwind);
         COUNTED
     }
 

@@ -73,9 +73,9 @@ impl Pool {
     /// Runs `task` on some worker, without waiting for it. A panic in `task`
     /// goes to the pool's panic handler.
     ///
-    /// A closure that captures at most one word (a reference, an `Arc`, a
-    /// channel end of one pointer, or nothing) is queued without any
-    /// allocation; a larger one is boxed.
+    /// A closure that captures at most one word (a thin reference, an `Arc`,
+    /// a `Box`, or nothing) is queued without any allocation; a larger one is
+    /// boxed.
     pub fn spawn<F>(&self, task: F)
     where
         F: FnOnce() + Send + 'static,

@@ -207,9 +207,9 @@ impl Registry {
     /// before it can run, so equal sums mean that at some instant between the
     /// two passes nothing was queued or running. After that nothing can push
     /// again: pushes come from running jobs or from outside, refused once closed.
-    /// Stack jobs of `join` and `scope` bodies are left out of the books: they
-    /// are pushed by a running counted job that cannot finish before them, so
-    /// while one exists the books cannot balance anyway.
+    /// Stack jobs of `join` are left out of the books: they are pushed by a
+    /// running counted job that cannot finish before them, so while one exists
+    /// the books cannot balance anyway.
     fn is_drained(&self) -> bool {
         let mut executed = self.external_refused.load(Ordering::SeqCst);
         for counters in self.counters.iter() {

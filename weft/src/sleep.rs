@@ -87,9 +87,11 @@
 //!    timeout; only a delivered [`Wake`] ends it. Nothing in the protocol ticks.
 //!    One sleeper may take a little while to block: a worker whose `join` half
 //!    was stolen watches, for a bounded ~20 us and only its own condition and
-//!    [`Sleep::is_registered`], for that half to end (worker.rs). To the
-//!    protocol it is a registered sleeper slow to block, which every argument
-//!    above already allows for; a wake delivered meanwhile ends the watch.
+//!    [`Sleep::is_registered`], for that half to end (worker.rs). It watches
+//!    after the sweep that rule *give-up* asks for, not before, so to the
+//!    protocol it is a registered sleeper slow to block, which the arguments
+//!    above allow for: work queued meanwhile finds it registered and wakes a
+//!    sleeper, and a wake delivered to it ends the watch.
 //!
 //! A worker is woken at most once per registration: whoever removes it from
 //! `sleepers` (under the lock) owns its wake-up and delivers exactly one [`Wake`],
@@ -196,7 +198,8 @@ pub(crate) enum Wake {
 /// One worker's place to block.
 struct Slot {
     /// In `sleepers`. Written under the `sleepers` lock; read without it by
-    /// [`Sleep::wake_worker`]'s fast path, which the fences make sound (see there).
+    /// [`Sleep::wake_worker`]'s fast path, which the fences make sound (see
+    /// there), and by [`Sleep::is_registered`], a hint only.
     registered: AtomicBool,
     wake: Mutex<Option<Wake>>,
     condvar: Condvar,
@@ -243,10 +246,11 @@ impl Sleep {
     fn update(&self, mut change: impl FnMut(Counts) -> Option<Counts>) -> (Counts, Counts) {
         // Relaxed load, and Relaxed on a failed CAS: each value read here only
         // proposes the next one; what the protocol relies on is the SeqCst CAS
-        // that installs it (which fails if the value was stale). The one caller
-        // that acts on a read without writing (`notify_work`, when nothing is
-        // to be done) orders that read after its push with its own fence; the
-        // other (`begin_idle`'s first try) falls back to a locked RMW.
+        // that installs it (which fails if the value was stale). A caller that
+        // acts on a read without writing orders it itself: `notify_work`'s
+        // slow path (when nothing is to be done) by the fence its fast path
+        // made after the push; `begin_idle`'s first try falls back to a
+        // locked RMW.
         let mut word = self.state.load(Ordering::Relaxed);
         loop {
             let before = Counts::unpack(word);

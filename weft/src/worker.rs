@@ -231,7 +231,8 @@ impl WorkerThread {
             Ok(counted) => counted,
             Err(payload) => {
                 self.registry.handle_panic(payload);
-                // Only counted jobs unwind: stack jobs catch their own panics.
+                // Only counted jobs unwind: stack jobs catch their closure's
+                // panic and abort on any other (job.rs, `run_on_worker`).
                 true
             }
         };
@@ -337,10 +338,14 @@ impl WorkerThread {
     /// pool's end or `has_work` says not to. Returns whether the worker is now
     /// counted as a searcher.
     ///
-    /// With a nonzero `watch`, it first watches `done` for up to that long,
-    /// still registered: a wake-up delivered meanwhile ends the watch at once
-    /// (the park below then returns without blocking), so the protocol sees a
-    /// sleeper that is merely slow to block. It polls no queue, only its own
+    /// With a nonzero `watch`, a worker that finds no reason to stay awake
+    /// first watches `done` for up to that long, still registered: a wake-up
+    /// delivered meanwhile ends the watch at once (the park below then returns
+    /// without blocking), so the protocol sees a sleeper that is merely slow
+    /// to block. The look at the queues that the protocol's give-up rule asks
+    /// for (`has_work`) comes before the watch, so work queued before the
+    /// registration never waits for it; work queued after finds a registered
+    /// sleeper and wakes one. The watch polls no queue, only its own
     /// condition and its own slot.
     fn sleep_unless(
         &self,
@@ -351,14 +356,12 @@ impl WorkerThread {
     ) -> bool {
         let sleep = &self.registry.sleep;
         self.registry.terminate_if_drained();
-        if !watch.is_zero() {
+        let expired = || deadline.is_some_and(|deadline| Instant::now() >= deadline);
+        let stay_awake = done() || self.registry.is_terminating() || expired() || has_work(self);
+        if !stay_awake && !watch.is_zero() {
             self.watch_while_registered(done, watch);
         }
-        let wake = if done()
-            || self.registry.is_terminating()
-            || deadline.is_some_and(|deadline| Instant::now() >= deadline)
-            || has_work(self)
-        {
+        let wake = if stay_awake || done() || expired() {
             sleep.cancel(self.index, &|| self.registry.has_work_for(self.index))
         } else {
             let stats = self.stats();
@@ -384,15 +387,11 @@ impl WorkerThread {
     fn watch_while_registered(&self, done: &dyn Fn() -> bool, watch: Duration) {
         let sleep = &self.registry.sleep;
         let started = Instant::now();
-        // The clock is read every few rounds only: `done` is one load.
-        let mut round = 0u32;
-        while !done() && sleep.is_registered(self.index) {
-            round = round.wrapping_add(1);
-            if round % 16 == 0 && started.elapsed() >= watch {
-                return;
-            }
+        while !done() && sleep.is_registered(self.index) && started.elapsed() < watch {
             // Yield rather than spin: with more workers than cores, the
-            // worker running the awaited half may need this core.
+            // worker running the awaited half may need this core. (A yield
+            // may give the core away for a while, so the clock is read
+            // every round.)
             std::thread::yield_now();
         }
     }

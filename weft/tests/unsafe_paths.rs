@@ -1,4 +1,4 @@
-//! Small runs through every path that uses `unsafe` (stack jobs, heap jobs,
+//! Small runs through every path that uses `unsafe` (stack jobs, closure jobs,
 //! latches, scoped borrows, broadcast slots, the worker pointer), sized for
 //! Miri: `cargo +nightly miri test -p weft --test unsafe_paths`.
 
@@ -72,7 +72,7 @@ fn broadcast_fills_every_slot() {
 }
 
 #[test]
-fn spawned_heap_jobs_run_and_free() {
+fn spawned_closure_jobs_run_and_free() {
     let pool = pool(2);
     let handles: Vec<_> = (0..8)
         // A heap allocation inside the task on purpose: Miri checks it is freed.
