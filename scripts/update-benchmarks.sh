@@ -6,18 +6,23 @@
 #   scripts/update-benchmarks.sh            # quick suite, as the README runs it
 #   scripts/update-benchmarks.sh --full     # any weft-bench flags pass through
 #   WEFT_BENCH_SKIP_RUN=1 scripts/update-benchmarks.sh   # re-assemble only
+#
+# Every case runs WEFT_BENCH_REPS times (default 5, more than the suite's own
+# default of 3): whole runs on these machines differ by 20-30%, and the
+# committed medians should move as little as they can from one run to the next.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
 status=0
 if [ -z "${WEFT_BENCH_SKIP_RUN:-}" ]; then
     rm -rf docs/bench
-    cargo run --release -p weft-bench -- --out docs/bench "$@" > /dev/null || status=$?
+    reps="${WEFT_BENCH_REPS:-5}"
+    cargo run --release -p weft-bench -- --out docs/bench --reps "$reps" "$@" > /dev/null || status=$?
     # The worker counts the core issue sets its fork-join and fan-out goals
     # at (many more workers than this machine has cores).
     cargo run --release -p weft-bench -- --out docs/bench/scaling \
         --only marl/fork-join --only wake/fan-out --workers 8,16,24,64 \
-        --peers rayon,tokio,threadpool,std > /dev/null || status=$?
+        --peers rayon,tokio,threadpool,std --reps "$reps" > /dev/null || status=$?
 fi
 [ -f docs/bench/report.md ] || { echo "no report in docs/bench" >&2; exit 1; }
 

@@ -2,6 +2,8 @@
 //! chili's benchmark. Each library's own generic join is called directly
 //! (monomorphised), so no abstraction layer sits on the hot path.
 
+use std::time::Duration;
+
 use super::{ns_per, timed, Case, Measured};
 use crate::scheds::{Sched, SchedKind};
 
@@ -19,6 +21,21 @@ pub fn run(case: &Case, kind: SchedKind, workers: usize, size: u64) -> Measured 
 const WARM_UP_FIB: u32 = 22;
 /// The warm-up tree of `join/tree-sum` (~16,000 joins).
 const WARM_UP_LAYERS: u32 = 15;
+
+/// Timed runs of the computation per child process; the child reports the
+/// run of median wall time. A whole run takes a few milliseconds, shorter
+/// than the hiccups of a shared machine, so one run per process would
+/// measure those as much as the joins.
+const RUNS_PER_CHILD: usize = 5;
+
+/// Times `body` [`RUNS_PER_CHILD`] times and returns the run of median wall
+/// time (its result, wall and CPU time).
+fn median_of_runs<R>(mut body: impl FnMut() -> R) -> (R, Duration, Duration) {
+    let mut runs: Vec<(R, Duration, Duration)> =
+        (0..RUNS_PER_CHILD).map(|_| timed(&mut body)).collect();
+    runs.sort_by_key(|run| run.1);
+    runs.swap_remove(RUNS_PER_CHILD / 2)
+}
 
 fn fib_serial(n: u32) -> (u64, u64) {
     // (fib(n), joins made computing it): one join per call with n >= 2.
@@ -62,18 +79,18 @@ fn fib(kind: SchedKind, workers: usize, n: u32) -> Measured {
         SchedKind::Weft => {
             let pool = crate::scheds::weft::WeftSched::build(workers);
             pool.pool().install(|| fib_weft(WARM_UP_FIB));
-            timed(|| pool.pool().install(|| fib_weft(n)))
+            median_of_runs(|| pool.pool().install(|| fib_weft(n)))
         }
         SchedKind::Rayon => {
             let pool = crate::scheds::rayon::RayonSched::build(workers);
             pool.pool().install(|| fib_rayon(WARM_UP_FIB));
-            timed(|| pool.pool().install(|| fib_rayon(n)))
+            median_of_runs(|| pool.pool().install(|| fib_rayon(n)))
         }
         SchedKind::Chili => {
             let pool = crate::scheds::chili::build(workers);
             let mut scope = pool.scope();
             fib_chili(&mut scope, WARM_UP_FIB);
-            timed(|| fib_chili(&mut scope, n))
+            median_of_runs(|| fib_chili(&mut scope, n))
         }
         other => panic!("{} has no join", other.name()),
     };
@@ -142,18 +159,18 @@ fn tree_sum(kind: SchedKind, workers: usize, layers: u32) -> Measured {
         SchedKind::Weft => {
             let pool = crate::scheds::weft::WeftSched::build(workers);
             pool.pool().install(|| sum_weft(&warm_up));
-            timed(|| pool.pool().install(|| sum_weft(&tree)))
+            median_of_runs(|| pool.pool().install(|| sum_weft(&tree)))
         }
         SchedKind::Rayon => {
             let pool = crate::scheds::rayon::RayonSched::build(workers);
             pool.pool().install(|| sum_rayon(&warm_up));
-            timed(|| pool.pool().install(|| sum_rayon(&tree)))
+            median_of_runs(|| pool.pool().install(|| sum_rayon(&tree)))
         }
         SchedKind::Chili => {
             let pool = crate::scheds::chili::build(workers);
             let mut scope = pool.scope();
             sum_chili(&mut scope, &warm_up);
-            timed(|| sum_chili(&mut scope, &tree))
+            median_of_runs(|| sum_chili(&mut scope, &tree))
         }
         other => panic!("{} has no join", other.name()),
     };
