@@ -79,10 +79,7 @@ fn spawn_pools(kind: SchedKind, _workers: usize) -> Fit {
 /// floor rather than as a peer.
 fn wake_fit(kind: SchedKind, workers: usize) -> Fit {
     match kind {
-        SchedKind::Std => Fit::Yes(
-            "floor, no scheduler: bare threads each blocked on its own channel, \
-             sent the start by the submitter directly",
-        ),
+        SchedKind::Std => BARE_THREADS,
         _ => spawn_pools(kind, workers),
     }
 }
@@ -90,18 +87,15 @@ fn wake_fit(kind: SchedKind, workers: usize) -> Fit {
 /// async-executor runs futures only; it is compared on the async/* cases.
 const ASYNC_ONLY: Fit = Fit::No("async only: runs futures, compared on the async/* scenarios");
 
+/// The `std` row of the fork-join and wake scenarios: the machine's floor.
+const BARE_THREADS: Fit = Fit::Yes(
+    "floor, no scheduler: threads started up front, each blocked on its own channel, \
+     handed its tasks by the submitter directly",
+);
+
 fn fork_join_fit(kind: SchedKind, workers: usize) -> Fit {
     match kind {
-        SchedKind::Std => Fit::Yes("std::thread::scope, fresh threads each round"),
-        _ => wait_group_fit(kind, workers),
-    }
-}
-
-fn fork_join_x3_fit(kind: SchedKind, workers: usize) -> Fit {
-    match kind {
-        SchedKind::Std => Fit::No(
-            "one thread per task: the three tasks of a worker would all run at once, not in turn",
-        ),
+        SchedKind::Std => BARE_THREADS,
         _ => wait_group_fit(kind, workers),
     }
 }
@@ -327,7 +321,7 @@ pub fn catalogue() -> Vec<Case> {
             unit: "ideal/actual",
             higher_is_better: true,
             sizes: [2, 6, 30],
-            fit: fork_join_x3_fit,
+            fit: fork_join_fit,
         },
         Case {
             scenario: "marl/wait-group",

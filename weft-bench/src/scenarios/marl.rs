@@ -32,9 +32,10 @@ pub fn run(case: &Case, kind: SchedKind, workers: usize, size: u64) -> Measured 
             let sleep = variant.starts_with("sleep");
             let per_worker = if variant == "sleep x3" { 3 } else { 1 };
             if kind == SchedKind::Std {
+                let threads = crate::scheds::std::BareThreads::start(workers);
                 let no_index = || None;
                 fork_join(workers, n, sleep, no_index, |task| {
-                    crate::scheds::std::run_round(workers, &**task)
+                    threads.run_round(per_worker, task)
                 })
             } else {
                 with_sched!(kind, fork_join_pool(workers, n, sleep, per_worker))

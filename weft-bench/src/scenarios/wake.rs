@@ -2,6 +2,7 @@
 //! how fast T tasks submitted at once reach T parked workers (fan-out).
 
 use super::{leak, quantile, timed, warm_up, Case, Measured};
+use crate::scheds::std::BareThreads;
 use crate::scheds::{thread_slot, Sched, SchedKind};
 use crate::with_sched;
 use std::sync::mpsc;
@@ -89,58 +90,19 @@ fn collect_starts(reports: &mpsc::Receiver<(Duration, usize)>, tasks: usize) -> 
     (last.as_secs_f64() * 1e6, ids.len() == tasks)
 }
 
-/// The machine's floor for these scenarios, with no scheduler at all: bare
-/// threads, each blocked on its own channel, sent the task's start signal
-/// directly by the submitter, one system call per thread. What a pool adds
-/// to a wake-up is its distance above these rows.
-struct BareThreads {
-    starts: Vec<mpsc::Sender<Instant>>,
-    done: mpsc::Receiver<()>,
-}
-
-impl BareThreads {
-    /// `threads` bare threads; each reports (time since submit, its index) on
-    /// `report`, then holds its thread for `hold` and says it is done, as the
-    /// pool tasks of these scenarios do.
-    fn start(threads: usize, report: mpsc::Sender<(Duration, usize)>, hold: Duration) -> Self {
-        let (done_tx, done) = mpsc::channel();
-        let starts = (0..threads)
-            .map(|index| {
-                let (start, started) = mpsc::channel::<Instant>();
-                let (report, done_tx) = (report.clone(), done_tx.clone());
-                std::thread::spawn(move || {
-                    for submit in started {
-                        report.send((submit.elapsed(), index)).unwrap();
-                        std::thread::sleep(hold);
-                        done_tx.send(()).unwrap();
-                    }
-                });
-                start
-            })
-            .collect();
-        BareThreads { starts, done }
-    }
-
-    /// Waits until `threads` holds have ended.
-    fn wait_done(&self, threads: usize) {
-        (0..threads).for_each(|_| self.done.recv().unwrap());
-    }
-
-    fn release(&self, thread: usize, submit: Instant) {
-        self.starts[thread].send(submit).unwrap();
-    }
-}
-
+/// The `std` row: bare threads (`scheds::std`) with no scheduler between
+/// the submitter and them, each handed its task directly.
 fn floor_latency(samples: usize) -> Measured {
-    let (tx, rx) = mpsc::channel();
-    let threads = BareThreads::start(1, tx, Duration::ZERO);
+    let threads = BareThreads::start(1);
+    let (tx, rx) = mpsc::channel::<Duration>();
     let (mut lat_us, wall, cpu) = timed(|| {
         let mut lat_us = Vec::with_capacity(samples);
         for _ in 0..samples {
             std::thread::sleep(PARK_GAP);
-            threads.release(0, Instant::now());
-            lat_us.push(rx.recv().unwrap().0.as_secs_f64() * 1e6);
-            threads.wait_done(1);
+            let tx = tx.clone();
+            let submit = Instant::now();
+            threads.run_on(0, move || tx.send(submit.elapsed()).unwrap());
+            lat_us.push(rx.recv().unwrap().as_secs_f64() * 1e6);
         }
         lat_us
     });
@@ -151,19 +113,27 @@ fn floor_latency(samples: usize) -> Measured {
 }
 
 fn floor_fan_out(workers: usize, samples: usize) -> Measured {
-    let (tx, rx) = mpsc::channel();
-    let threads = BareThreads::start(workers, tx, HOLD);
+    let threads = BareThreads::start(workers);
+    let (tx, rx) = mpsc::channel::<(Duration, usize)>();
+    let (done_tx, done_rx) = mpsc::channel::<()>();
     let ((mut last_us, spread), wall, cpu) = timed(|| {
         let mut last_us = Vec::with_capacity(samples);
         let mut all_threads = 0;
         for _ in 0..samples {
             std::thread::sleep(PARK_GAP);
             let submit = Instant::now();
-            (0..workers).for_each(|thread| threads.release(thread, submit));
+            for thread in 0..workers {
+                let (tx, done_tx) = (tx.clone(), done_tx.clone());
+                threads.run_on(thread, move || {
+                    tx.send((submit.elapsed(), thread)).unwrap();
+                    std::thread::sleep(HOLD);
+                    done_tx.send(()).unwrap();
+                });
+            }
             let (last, every_thread) = collect_starts(&rx, workers);
             last_us.push(last);
             all_threads += usize::from(every_thread);
-            threads.wait_done(workers);
+            (0..workers).for_each(|_| done_rx.recv().unwrap());
         }
         (last_us, all_threads)
     });

@@ -2,7 +2,8 @@
 //! task, wait for a group) and [`BlockingPrims`] (events and ordered sections
 //! that block the worker); every method is generic, so each scheduler's own
 //! spawn is called directly, monomorphised, with no extra boxing layered on top.
-//! Schedulers that cannot submit independent tasks (chili, std threads) have
+//! Schedulers that cannot submit independent tasks (chili; std, the bare-thread
+//! floor) have
 //! only the entry points the scenarios that fit them use. Runtimes that run
 //! futures (weft, tokio, async-executor) also implement [`AsyncSched`], which
 //! the async/* scenarios are written against. [`BlockingCall`] says how a

@@ -1,12 +1,55 @@
-//! std threads baseline: no pool at all, `std::thread::scope` spawns one OS
-//! thread per task. It fits only scenarios made of rounds of a few long
-//! tasks (fork-join); for the rest it is n/a.
+//! The `std` row: no scheduler at all, the machine's floor for scenarios made
+//! of rounds of tasks handed to idle threads (fork-join, wake-up latency and
+//! fan-out); n/a for the rest. `threads` OS threads are started up front, each
+//! blocked on its own channel, and the submitter hands each thread its tasks
+//! directly: no shared queue, no search, one wake-up per thread. What a pool
+//! adds to such a round is its distance above this row.
 
-/// Runs `task` once on each of `threads` fresh scoped threads and waits.
-pub fn run_round(threads: usize, task: &(dyn Fn() + Sync)) {
-    ::std::thread::scope(|s| {
-        for _ in 0..threads {
-            s.spawn(task);
+use std::sync::mpsc;
+
+type Task = Box<dyn FnOnce() + Send>;
+
+/// Pre-started threads, each with its own inbox of tasks.
+pub struct BareThreads {
+    inboxes: Vec<mpsc::Sender<Task>>,
+}
+
+impl BareThreads {
+    /// Starts `threads` threads, each blocked on its empty inbox. They end
+    /// when this is dropped.
+    pub fn start(threads: usize) -> BareThreads {
+        let inboxes = (0..threads)
+            .map(|_| {
+                let (inbox, tasks) = mpsc::channel::<Task>();
+                std::thread::spawn(move || tasks.into_iter().for_each(|task| task()));
+                inbox
+            })
+            .collect();
+        BareThreads { inboxes }
+    }
+
+    /// Hands `task` to thread `thread`, to run after those handed to it before.
+    pub fn run_on(&self, thread: usize, task: impl FnOnce() + Send + 'static) {
+        self.inboxes[thread]
+            .send(Box::new(task))
+            .expect("a bare thread ended");
+    }
+
+    /// Runs `task` `per_thread` times on every thread (in turn on each) and
+    /// waits until all have returned.
+    pub fn run_round(&self, per_thread: usize, task: &std::sync::Arc<dyn Fn() + Send + Sync>) {
+        let (done, finished) = mpsc::channel::<()>();
+        for thread in 0..self.inboxes.len() {
+            for _ in 0..per_thread {
+                let (task, done) = (task.clone(), done.clone());
+                self.run_on(thread, move || {
+                    task();
+                    done.send(()).unwrap();
+                });
+            }
         }
-    });
+        for _ in 0..self.inboxes.len() * per_thread {
+            finished.recv().unwrap();
+        }
+    }
 }
