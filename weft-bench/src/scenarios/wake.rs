@@ -27,14 +27,64 @@ pub fn run(case: &Case, kind: SchedKind, workers: usize, size: u64) -> Measured 
 fn latency<S: Sched>(workers: usize, samples: usize) -> Measured {
     let pool = leak(S::build(workers));
     warm_up(pool, workers);
+    latency_rounds(samples, |submit, tx| {
+        pool.spawn(move || tx.send(submit.elapsed()).unwrap())
+    })
+}
+
+fn fan_out<S: Sched>(workers: usize, samples: usize) -> Measured {
+    let pool = leak(S::build(workers));
+    warm_up(pool, workers);
+    fan_out_rounds(workers, samples, |submit, tx, done_tx| {
+        for _ in 0..workers {
+            let (tx, done_tx) = (tx.clone(), done_tx.clone());
+            pool.spawn(move || {
+                let started = submit.elapsed();
+                tx.send((started, S::worker_index().unwrap_or_else(thread_slot)))
+                    .unwrap();
+                std::thread::sleep(HOLD);
+                done_tx.send(()).unwrap();
+            });
+        }
+    })
+}
+
+/// The `std` row: bare threads (`scheds::std`) with no scheduler between
+/// the submitter and them, each handed its task directly.
+fn floor_latency(samples: usize) -> Measured {
+    let threads = BareThreads::start(1);
+    latency_rounds(samples, |submit, tx| {
+        threads.run_on(0, move || tx.send(submit.elapsed()).unwrap())
+    })
+}
+
+fn floor_fan_out(workers: usize, samples: usize) -> Measured {
+    let threads = BareThreads::start(workers);
+    fan_out_rounds(workers, samples, |submit, tx, done_tx| {
+        for thread in 0..workers {
+            let (tx, done_tx) = (tx.clone(), done_tx.clone());
+            threads.run_on(thread, move || {
+                tx.send((submit.elapsed(), thread)).unwrap();
+                std::thread::sleep(HOLD);
+                done_tx.send(()).unwrap();
+            });
+        }
+    })
+}
+
+/// `samples` rounds of: let the pool park, `submit` one task that sends its
+/// start delay, wait for it. Each caller spawns in its own way (directly,
+/// monomorphised), so only the bookkeeping is shared.
+fn latency_rounds(
+    samples: usize,
+    mut submit: impl FnMut(Instant, mpsc::Sender<Duration>),
+) -> Measured {
     let (tx, rx) = mpsc::channel::<Duration>();
     let (mut lat_us, wall, cpu) = timed(|| {
         let mut lat_us = Vec::with_capacity(samples);
         for _ in 0..samples {
             std::thread::sleep(PARK_GAP);
-            let tx = tx.clone();
-            let submit = Instant::now();
-            pool.spawn(move || tx.send(submit.elapsed()).unwrap());
+            submit(Instant::now(), tx.clone());
             lat_us.push(rx.recv().unwrap().as_secs_f64() * 1e6);
         }
         lat_us
@@ -45,9 +95,14 @@ fn latency<S: Sched>(workers: usize, samples: usize) -> Measured {
         .with("max_us", quantile(&mut lat_us, 1.0))
 }
 
-fn fan_out<S: Sched>(workers: usize, samples: usize) -> Measured {
-    let pool = leak(S::build(workers));
-    warm_up(pool, workers);
+/// `samples` rounds of: let the pool park, `submit` `workers` tasks that each
+/// report (start delay, worker) and hold their worker for [`HOLD`], wait for
+/// all to start and end.
+fn fan_out_rounds(
+    workers: usize,
+    samples: usize,
+    mut submit: impl FnMut(Instant, &mpsc::Sender<(Duration, usize)>, &mpsc::Sender<()>),
+) -> Measured {
     let (tx, rx) = mpsc::channel::<(Duration, usize)>();
     let (done_tx, done_rx) = mpsc::channel::<()>();
     let ((mut last_us, spread), wall, cpu) = timed(|| {
@@ -55,17 +110,7 @@ fn fan_out<S: Sched>(workers: usize, samples: usize) -> Measured {
         let mut all_workers = 0;
         for _ in 0..samples {
             std::thread::sleep(PARK_GAP);
-            let submit = Instant::now();
-            for _ in 0..workers {
-                let (tx, done_tx) = (tx.clone(), done_tx.clone());
-                pool.spawn(move || {
-                    let started = submit.elapsed();
-                    tx.send((started, S::worker_index().unwrap_or_else(thread_slot)))
-                        .unwrap();
-                    std::thread::sleep(HOLD);
-                    done_tx.send(()).unwrap();
-                });
-            }
+            submit(Instant::now(), &tx, &done_tx);
             let (last, every_worker) = collect_starts(&rx, workers);
             last_us.push(last);
             all_workers += usize::from(every_worker);
@@ -88,57 +133,4 @@ fn collect_starts(reports: &mpsc::Receiver<(Duration, usize)>, tasks: usize) -> 
     ids.sort_unstable();
     ids.dedup();
     (last.as_secs_f64() * 1e6, ids.len() == tasks)
-}
-
-/// The `std` row: bare threads (`scheds::std`) with no scheduler between
-/// the submitter and them, each handed its task directly.
-fn floor_latency(samples: usize) -> Measured {
-    let threads = BareThreads::start(1);
-    let (tx, rx) = mpsc::channel::<Duration>();
-    let (mut lat_us, wall, cpu) = timed(|| {
-        let mut lat_us = Vec::with_capacity(samples);
-        for _ in 0..samples {
-            std::thread::sleep(PARK_GAP);
-            let tx = tx.clone();
-            let submit = Instant::now();
-            threads.run_on(0, move || tx.send(submit.elapsed()).unwrap());
-            lat_us.push(rx.recv().unwrap().as_secs_f64() * 1e6);
-        }
-        lat_us
-    });
-    let p50 = quantile(&mut lat_us, 0.5);
-    Measured::new(wall, cpu, p50)
-        .with("p99_us", quantile(&mut lat_us, 0.99))
-        .with("max_us", quantile(&mut lat_us, 1.0))
-}
-
-fn floor_fan_out(workers: usize, samples: usize) -> Measured {
-    let threads = BareThreads::start(workers);
-    let (tx, rx) = mpsc::channel::<(Duration, usize)>();
-    let (done_tx, done_rx) = mpsc::channel::<()>();
-    let ((mut last_us, spread), wall, cpu) = timed(|| {
-        let mut last_us = Vec::with_capacity(samples);
-        let mut all_threads = 0;
-        for _ in 0..samples {
-            std::thread::sleep(PARK_GAP);
-            let submit = Instant::now();
-            for thread in 0..workers {
-                let (tx, done_tx) = (tx.clone(), done_tx.clone());
-                threads.run_on(thread, move || {
-                    tx.send((submit.elapsed(), thread)).unwrap();
-                    std::thread::sleep(HOLD);
-                    done_tx.send(()).unwrap();
-                });
-            }
-            let (last, every_thread) = collect_starts(&rx, workers);
-            last_us.push(last);
-            all_threads += usize::from(every_thread);
-            (0..workers).for_each(|_| done_rx.recv().unwrap());
-        }
-        (last_us, all_threads)
-    });
-    let p50 = quantile(&mut last_us, 0.5);
-    Measured::new(wall, cpu, p50)
-        .with("p99_us", quantile(&mut last_us, 0.99))
-        .with("samples_all_workers", spread as f64)
 }
