@@ -6,7 +6,7 @@
 //! completion, and each runtime's own `block_on` on the submitting thread,
 //! which is never a worker.
 
-use super::{leak, ns_per, quantile, timed, warm_up, Case, Measured};
+use super::{leak, ns_per, quantile, settle, timed, warm_up, Case, Measured};
 use crate::scheds::async_executor::AsyncExecutorSched;
 use crate::scheds::tokio::TokioSched;
 use crate::scheds::weft::WeftSched;
@@ -28,9 +28,9 @@ pub const SPAWN_BATCH: usize = 10_000;
 pub const YIELD_TASKS: usize = 200;
 /// Waiting futures per worker in the fan-out.
 pub const FAN_OUT_PER_WORKER: usize = 4;
-/// Long enough for every runtime to stop searching and park its workers
-/// before a fan-out release (as in wake/*).
-const PARK_GAP: Duration = Duration::from_millis(3);
+/// How long a fan-out round waits after the runtime went quiet (`settle`,
+/// as in wake/*): every runtime's workers have been parked ~3 ms.
+const PARK_GAP: Duration = Duration::from_millis(1);
 
 pub fn run(case: &Case, kind: SchedKind, workers: usize, size: u64) -> Measured {
     match kind {
@@ -205,14 +205,15 @@ async fn wait_armed(wait: impl Future<Output = ()>, armed: &AtomicUsize) {
 
 /// `rounds` rounds of T = FAN_OUT_PER_WORKER x workers futures that each
 /// await one gate (the runtime's timer-free wake-all primitive). Once every
-/// one is pending and the pool has had PARK_GAP to park, the submitter
+/// one is pending and the pool has parked (`settle`), the submitter
 /// releases the gate; a round's figure is the time from the release until
 /// the last future has finished. Reports the median round (p99 in extras).
 fn fan_out<S: AsyncSched>(workers: usize, rounds: usize) -> Measured {
     let pool = runtime::<S>(workers);
     let tasks = FAN_OUT_PER_WORKER * workers;
-    let (mut took_us, wall, cpu) = timed(|| {
+    let ((mut took_us, parked), wall, cpu) = timed(|| {
         let mut took_us = Vec::with_capacity(rounds);
+        let mut parked = 0;
         for _ in 0..rounds {
             let gate = S::Gate::new();
             let armed = Arc::new(AtomicUsize::new(0));
@@ -227,16 +228,17 @@ fn fan_out<S: AsyncSched>(workers: usize, rounds: usize) -> Measured {
             while armed.load(Ordering::Acquire) < tasks {
                 std::thread::sleep(Duration::from_micros(50));
             }
-            std::thread::sleep(PARK_GAP);
+            parked += usize::from(settle(PARK_GAP));
             let released = Instant::now();
             gate.release();
             let finished = pool.block_on(all_done).expect("every waiter finished");
             took_us.push(finished.duration_since(released).as_secs_f64() * 1e6);
         }
-        took_us
+        (took_us, parked)
     });
     let p50 = quantile(&mut took_us, 0.5);
     Measured::new(wall, cpu, p50)
         .with("p99_us", quantile(&mut took_us, 0.99))
         .with("tasks", tasks as f64)
+        .with("samples_parked", parked as f64)
 }

@@ -411,7 +411,7 @@ pub fn catalogue() -> Vec<Case> {
         Case {
             scenario: "wake/latency",
             variant: "",
-            about: "one task submitted to a pool parked for 3 ms: submit-to-start p50 (p99 in extras)",
+            about: "one task submitted to a parked pool (each round waits until the process uses no CPU, then 1 ms): submit-to-start p50 (p99 in extras; samples_parked = rounds that went quiet)",
             unit: "us p50",
             higher_is_better: false,
             sizes: [5, 80, 400],
@@ -420,7 +420,7 @@ pub fn catalogue() -> Vec<Case> {
         Case {
             scenario: "wake/fan-out",
             variant: "",
-            about: "T = workers tasks (each holds its worker 1 ms) to T parked workers; time until the last starts",
+            about: "T = workers tasks (each holds its worker 1 ms) to T parked workers (waited for as in wake/latency); time until the last starts; tasks record their starts in place, only the last wakes the submitter",
             unit: "us p50",
             higher_is_better: false,
             sizes: [3, 40, 200],
@@ -483,7 +483,7 @@ pub fn catalogue() -> Vec<Case> {
         Case {
             scenario: "async/fan-out",
             variant: "",
-            about: "rounds of T = 4 x workers futures, all pending on one timer-free wake-all gate, released at once after 3 ms to park; release until the last finishes, median round (p99 in extras; size = rounds)",
+            about: "rounds of T = 4 x workers futures, all pending on one timer-free wake-all gate, released at once once the runtime parked (as in wake/latency); release until the last finishes, median round (p99 in extras; size = rounds)",
             unit: "us p50",
             higher_is_better: false,
             sizes: [3, 100, 400],

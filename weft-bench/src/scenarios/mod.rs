@@ -52,6 +52,39 @@ pub fn timed<R>(body: impl FnOnce() -> R) -> (R, Duration, Duration) {
     (out, wall, process_cpu().saturating_sub(cpu0))
 }
 
+/// Sleeps until the whole process has used almost no CPU for a whole
+/// window, i.e. every worker of the pool under test has parked, then for
+/// `then` more. Wake-up scenarios start each round from here, so that every
+/// pool is measured from parked workers however long its workers spin
+/// before they park, and from the same time spent parked after that (a
+/// vCPU idle longer is slower to wake). Returns whether the process went
+/// quiet before [`SETTLE_CAP`] (false: the round starts anyway).
+pub fn settle(then: Duration) -> bool {
+    let deadline = Instant::now() + SETTLE_CAP;
+    let quiet = loop {
+        let before = process_cpu();
+        std::thread::sleep(SETTLE_WINDOW);
+        let used = process_cpu().saturating_sub(before);
+        if used < SETTLE_QUIET {
+            break true;
+        }
+        if Instant::now() >= deadline {
+            break false;
+        }
+    };
+    std::thread::sleep(then);
+    quiet
+}
+
+/// The window [`settle`] watches the process CPU over.
+const SETTLE_WINDOW: Duration = Duration::from_millis(2);
+/// CPU used within one window that still counts as quiet: 10% of one core.
+/// The watching thread's own sleep, wake-up and getrusage use 50-90 us of it
+/// on a 2-core VM; one worker still spinning would use the whole window.
+const SETTLE_QUIET: Duration = Duration::from_micros(200);
+/// The longest [`settle`] waits for quiet.
+const SETTLE_CAP: Duration = Duration::from_millis(500);
+
 /// Pools are leaked: tasks then hold `&'static` pools with no reference
 /// counting on the hot path, and no task can ever drop its own pool. Each
 /// child process runs one measurement and exits.

@@ -1,15 +1,18 @@
 //! Wake-up scenarios: how fast a parked pool starts one task (latency), and
 //! how fast T tasks submitted at once reach T parked workers (fan-out).
 
-use super::{leak, quantile, timed, warm_up, Case, Measured};
+use super::{leak, quantile, settle, timed, warm_up, Case, Measured};
+use crate::latch::Latch;
 use crate::scheds::std::BareThreads;
 use crate::scheds::{thread_slot, Sched, SchedKind};
 use crate::with_sched;
-use std::sync::mpsc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
-/// Long enough for every pool to stop searching and park.
-const PARK_GAP: Duration = Duration::from_millis(3);
+/// How long a round waits after the pool went quiet (`settle`): with the
+/// quiet window before it, every pool's workers have been parked ~3 ms.
+const PARK_GAP: Duration = Duration::from_millis(1);
 /// Each fan-out task holds its worker this long, so one worker cannot
 /// quietly run several of them: a task left for a busy worker starts late.
 const HOLD: Duration = Duration::from_millis(1);
@@ -35,15 +38,13 @@ fn latency<S: Sched>(workers: usize, samples: usize) -> Measured {
 fn fan_out<S: Sched>(workers: usize, samples: usize) -> Measured {
     let pool = leak(S::build(workers));
     warm_up(pool, workers);
-    fan_out_rounds(workers, samples, |submit, tx, done_tx| {
+    fan_out_rounds(workers, samples, |round| {
         for _ in 0..workers {
-            let (tx, done_tx) = (tx.clone(), done_tx.clone());
+            let round = round.clone();
             pool.spawn(move || {
-                let started = submit.elapsed();
-                tx.send((started, S::worker_index().unwrap_or_else(thread_slot)))
-                    .unwrap();
+                round.started(S::worker_index().unwrap_or_else(thread_slot));
                 std::thread::sleep(HOLD);
-                done_tx.send(()).unwrap();
+                round.ended();
             });
         }
     })
@@ -60,13 +61,13 @@ fn floor_latency(samples: usize) -> Measured {
 
 fn floor_fan_out(workers: usize, samples: usize) -> Measured {
     let threads = BareThreads::start(workers);
-    fan_out_rounds(workers, samples, |submit, tx, done_tx| {
+    fan_out_rounds(workers, samples, |round| {
         for thread in 0..workers {
-            let (tx, done_tx) = (tx.clone(), done_tx.clone());
+            let round = round.clone();
             threads.run_on(thread, move || {
-                tx.send((submit.elapsed(), thread)).unwrap();
+                round.started(thread);
                 std::thread::sleep(HOLD);
-                done_tx.send(()).unwrap();
+                round.ended();
             });
         }
     })
@@ -80,57 +81,112 @@ fn latency_rounds(
     mut submit: impl FnMut(Instant, mpsc::Sender<Duration>),
 ) -> Measured {
     let (tx, rx) = mpsc::channel::<Duration>();
-    let (mut lat_us, wall, cpu) = timed(|| {
+    let ((mut lat_us, parked), wall, cpu) = timed(|| {
         let mut lat_us = Vec::with_capacity(samples);
+        let mut parked = 0;
         for _ in 0..samples {
-            std::thread::sleep(PARK_GAP);
+            parked += usize::from(settle(PARK_GAP));
             submit(Instant::now(), tx.clone());
             lat_us.push(rx.recv().unwrap().as_secs_f64() * 1e6);
         }
-        lat_us
+        (lat_us, parked)
     });
     let p50 = quantile(&mut lat_us, 0.5);
     Measured::new(wall, cpu, p50)
         .with("p99_us", quantile(&mut lat_us, 0.99))
         .with("max_us", quantile(&mut lat_us, 1.0))
+        .with("samples_parked", parked as f64)
+}
+
+/// One fan-out round's record. Tasks write their start (delay, worker) into
+/// their own slot and count down; only the last start and the last end wake
+/// the submitter, so the measured wakes do not share the cores with one
+/// wake-up of the submitter per task.
+struct FanOutRound {
+    submit: Instant,
+    start_ns: Vec<AtomicU64>,
+    worker: Vec<AtomicUsize>,
+    next_slot: AtomicUsize,
+    all_started: Latch,
+    all_ended: Latch,
+}
+
+impl FanOutRound {
+    /// Allocates first, then stamps the submit time.
+    fn new(tasks: usize) -> FanOutRound {
+        let start_ns = (0..tasks).map(|_| AtomicU64::new(0)).collect();
+        let worker = (0..tasks).map(|_| AtomicUsize::new(0)).collect();
+        FanOutRound {
+            start_ns,
+            worker,
+            next_slot: AtomicUsize::new(0),
+            all_started: Latch::new(tasks),
+            all_ended: Latch::new(tasks),
+            submit: Instant::now(),
+        }
+    }
+
+    fn started(&self, worker: usize) {
+        let delay = self.submit.elapsed().as_nanos() as u64;
+        // Relaxed: the slot is this task's alone; the latch's AcqRel count
+        // publishes the writes to the submitter, which reads after its wait.
+        let slot = self.next_slot.fetch_add(1, Ordering::Relaxed);
+        self.start_ns[slot].store(delay, Ordering::Relaxed);
+        self.worker[slot].store(worker, Ordering::Relaxed);
+        self.all_started.count_down();
+    }
+
+    fn ended(&self) {
+        self.all_ended.count_down();
+    }
+
+    /// The last start (us after the submit), and whether every task ran on
+    /// a different worker (or thread). Call after `all_started` opened.
+    fn last_start_and_spread(&self) -> (f64, bool) {
+        let last = self
+            .start_ns
+            .iter()
+            .map(|ns| ns.load(Ordering::Relaxed))
+            .max()
+            .unwrap_or(0);
+        let mut ids: Vec<usize> = self
+            .worker
+            .iter()
+            .map(|w| w.load(Ordering::Relaxed))
+            .collect();
+        ids.sort_unstable();
+        ids.dedup();
+        (last as f64 / 1e3, ids.len() == self.worker.len())
+    }
 }
 
 /// `samples` rounds of: let the pool park, `submit` `workers` tasks that each
-/// report (start delay, worker) and hold their worker for [`HOLD`], wait for
-/// all to start and end.
+/// record their start and hold their worker for [`HOLD`], wait for all to
+/// start and end.
 fn fan_out_rounds(
     workers: usize,
     samples: usize,
-    mut submit: impl FnMut(Instant, &mpsc::Sender<(Duration, usize)>, &mpsc::Sender<()>),
+    mut submit: impl FnMut(&Arc<FanOutRound>),
 ) -> Measured {
-    let (tx, rx) = mpsc::channel::<(Duration, usize)>();
-    let (done_tx, done_rx) = mpsc::channel::<()>();
-    let ((mut last_us, spread), wall, cpu) = timed(|| {
+    let ((mut last_us, spread, parked), wall, cpu) = timed(|| {
         let mut last_us = Vec::with_capacity(samples);
         let mut all_workers = 0;
+        let mut parked = 0;
         for _ in 0..samples {
-            std::thread::sleep(PARK_GAP);
-            submit(Instant::now(), &tx, &done_tx);
-            let (last, every_worker) = collect_starts(&rx, workers);
+            parked += usize::from(settle(PARK_GAP));
+            let round = Arc::new(FanOutRound::new(workers));
+            submit(&round);
+            round.all_started.wait();
+            let (last, every_worker) = round.last_start_and_spread();
             last_us.push(last);
             all_workers += usize::from(every_worker);
-            (0..workers).for_each(|_| done_rx.recv().unwrap());
+            round.all_ended.wait();
         }
-        (last_us, all_workers)
+        (last_us, all_workers, parked)
     });
     let p50 = quantile(&mut last_us, 0.5);
     Measured::new(wall, cpu, p50)
         .with("p99_us", quantile(&mut last_us, 0.99))
         .with("samples_all_workers", spread as f64)
-}
-
-/// Receives one round's `tasks` start reports: the last start (us after the
-/// submit), and whether `tasks` distinct workers (or threads) ran them.
-fn collect_starts(reports: &mpsc::Receiver<(Duration, usize)>, tasks: usize) -> (f64, bool) {
-    let starts: Vec<(Duration, usize)> = (0..tasks).map(|_| reports.recv().unwrap()).collect();
-    let last = starts.iter().map(|s| s.0).max().unwrap_or_default();
-    let mut ids: Vec<usize> = starts.iter().map(|s| s.1).collect();
-    ids.sort_unstable();
-    ids.dedup();
-    (last.as_secs_f64() * 1e6, ids.len() == tasks)
+        .with("samples_parked", parked as f64)
 }
