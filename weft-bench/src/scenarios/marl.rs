@@ -26,8 +26,9 @@ const CHAIN_TASKS: usize = 512;
 pub fn run(case: &Case, kind: SchedKind, workers: usize, size: u64) -> Measured {
     let n = size as usize;
     match (case.scenario, case.variant) {
-        ("marl/empty", _) => with_sched!(kind, flood(workers, n, 0)),
-        ("marl/some-work", _) => with_sched!(kind, flood(workers, n, SOME_WORK_ITERS)),
+        ("marl/empty", "boxed") => with_sched!(kind, flood(workers, n, Payload::Boxed)),
+        ("marl/empty", _) => with_sched!(kind, flood(workers, n, Payload::Empty)),
+        ("marl/some-work", _) => with_sched!(kind, flood(workers, n, Payload::Work)),
         ("marl/fork-join", variant) => {
             let sleep = variant.starts_with("sleep");
             let per_worker = if variant == "sleep x3" { 3 } else { 1 };
@@ -55,20 +56,42 @@ pub fn run(case: &Case, kind: SchedKind, workers: usize, size: u64) -> Measured 
     }
 }
 
-/// `n` tasks of `iters` loop iterations (0 = empty) from this thread; the
-/// bench's own latch (identical for all) tells when all have run.
-fn flood<S: Sched>(workers: usize, n: usize, iters: u32) -> Measured {
+/// What each flooded task holds and does.
+#[derive(Clone, Copy)]
+enum Payload {
+    /// Only its completion handle, as marl's `[=] { wg.done(); }` does.
+    Empty,
+    /// Its handle and three words it does not use: a closure every
+    /// scheduler allocates (weft stores one of at most one word in the job).
+    Boxed,
+    /// Its index and marl's doSomeWork loop ([`SOME_WORK_ITERS`]).
+    Work,
+}
+
+/// `n` tasks from this thread; the bench's own latch (identical for all)
+/// tells when all have run. Each scheduler stores the closures its own way:
+/// rayon, tokio and threadpool allocate one per task, weft only those of
+/// more than one word.
+fn flood<S: Sched>(workers: usize, n: usize, payload: Payload) -> Measured {
     let pool = leak(S::build(workers));
     warm_up(pool, workers);
     let latch = leak(Latch::new(n));
     let ((), wall, cpu) = timed(|| {
         for i in 0..n {
-            pool.spawn(move || {
-                if iters > 0 {
-                    black_box(some_work(i as u32, iters));
+            match payload {
+                Payload::Empty => pool.spawn(move || latch.count_down()),
+                Payload::Boxed => {
+                    let unused = [i as u64; 3];
+                    pool.spawn(move || {
+                        black_box(&unused);
+                        latch.count_down();
+                    })
                 }
-                latch.count_down();
-            });
+                Payload::Work => pool.spawn(move || {
+                    black_box(some_work(i as u32, SOME_WORK_ITERS));
+                    latch.count_down();
+                }),
+            }
         }
         latch.wait();
     });
