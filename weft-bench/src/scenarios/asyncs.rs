@@ -211,9 +211,9 @@ async fn wait_armed(wait: impl Future<Output = ()>, armed: &AtomicUsize) {
 fn fan_out<S: AsyncSched>(workers: usize, rounds: usize) -> Measured {
     let pool = runtime::<S>(workers);
     let tasks = FAN_OUT_PER_WORKER * workers;
-    let ((mut took_us, parked), wall, cpu) = timed(|| {
+    let ((mut took_us, parked, watcher_cpu), wall, cpu) = timed(|| {
         let mut took_us = Vec::with_capacity(rounds);
-        let mut parked = 0;
+        let (mut parked, mut watcher_cpu) = (0, Duration::ZERO);
         for _ in 0..rounds {
             let gate = S::Gate::new();
             let armed = Arc::new(AtomicUsize::new(0));
@@ -228,14 +228,17 @@ fn fan_out<S: AsyncSched>(workers: usize, rounds: usize) -> Measured {
             while armed.load(Ordering::Acquire) < tasks {
                 std::thread::sleep(Duration::from_micros(50));
             }
-            parked += usize::from(settle(PARK_GAP));
+            let settled = settle(PARK_GAP);
+            parked += usize::from(settled.quiet);
+            watcher_cpu += settled.watcher_cpu;
             let released = Instant::now();
             gate.release();
             let finished = pool.block_on(all_done).expect("every waiter finished");
             took_us.push(finished.duration_since(released).as_secs_f64() * 1e6);
         }
-        (took_us, parked)
+        (took_us, parked, watcher_cpu)
     });
+    let cpu = cpu.saturating_sub(watcher_cpu);
     let p50 = quantile(&mut took_us, 0.5);
     Measured::new(wall, cpu, p50)
         .with("p99_us", quantile(&mut took_us, 0.99))

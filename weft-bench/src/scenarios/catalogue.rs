@@ -420,7 +420,7 @@ pub fn catalogue() -> Vec<Case> {
         Case {
             scenario: "wake/latency",
             variant: "",
-            about: "one task submitted to a parked pool (each round waits until the process uses no CPU, then 1 ms): submit-to-start p50 (p99 in extras; samples_parked = rounds that went quiet)",
+            about: "one task submitted to a parked pool (each round waits until no worker is runnable and the process used under 10% of a core for 2 ms, then 1 ms; that wait's own CPU is left out): submit-to-start p50 (p99 in extras; samples_parked = rounds that went quiet)",
             unit: "us p50",
             higher_is_better: false,
             sizes: [5, 80, 400],

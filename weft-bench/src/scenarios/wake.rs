@@ -39,7 +39,7 @@ fn fan_out<S: Sched>(workers: usize, samples: usize) -> Measured {
     let pool = leak(S::build(workers));
     warm_up(pool, workers);
     fan_out_rounds(workers, samples, |round| {
-        for _ in 0..workers {
+        for _ in 0..round.tasks() {
             let round = round.clone();
             pool.spawn(move || {
                 round.started(S::worker_index().unwrap_or_else(thread_slot));
@@ -62,7 +62,7 @@ fn floor_latency(samples: usize) -> Measured {
 fn floor_fan_out(workers: usize, samples: usize) -> Measured {
     let threads = BareThreads::start(workers);
     fan_out_rounds(workers, samples, |round| {
-        for thread in 0..workers {
+        for thread in 0..round.tasks() {
             let round = round.clone();
             threads.run_on(thread, move || {
                 round.started(thread);
@@ -81,16 +81,19 @@ fn latency_rounds(
     mut submit: impl FnMut(Instant, mpsc::Sender<Duration>),
 ) -> Measured {
     let (tx, rx) = mpsc::channel::<Duration>();
-    let ((mut lat_us, parked), wall, cpu) = timed(|| {
+    let ((mut lat_us, parked, watcher_cpu), wall, cpu) = timed(|| {
         let mut lat_us = Vec::with_capacity(samples);
-        let mut parked = 0;
+        let (mut parked, mut watcher_cpu) = (0, Duration::ZERO);
         for _ in 0..samples {
-            parked += usize::from(settle(PARK_GAP));
+            let settled = settle(PARK_GAP);
+            parked += usize::from(settled.quiet);
+            watcher_cpu += settled.watcher_cpu;
             submit(Instant::now(), tx.clone());
             lat_us.push(rx.recv().unwrap().as_secs_f64() * 1e6);
         }
-        (lat_us, parked)
+        (lat_us, parked, watcher_cpu)
     });
+    let cpu = cpu.saturating_sub(watcher_cpu);
     let p50 = quantile(&mut lat_us, 0.5);
     Measured::new(wall, cpu, p50)
         .with("p99_us", quantile(&mut lat_us, 0.99))
@@ -112,7 +115,8 @@ struct FanOutRound {
 }
 
 impl FanOutRound {
-    /// Allocates first, then stamps the submit time.
+    /// Allocates the slots first, then stamps the submit time (the `Arc`
+    /// around the record is allocated after the stamp, as a task would be).
     fn new(tasks: usize) -> FanOutRound {
         let start_ns = (0..tasks).map(|_| AtomicU64::new(0)).collect();
         let worker = (0..tasks).map(|_| AtomicUsize::new(0)).collect();
@@ -124,6 +128,11 @@ impl FanOutRound {
             all_ended: Latch::new(tasks),
             submit: Instant::now(),
         }
+    }
+
+    /// How many tasks the round is for: the submitter spawns exactly these.
+    fn tasks(&self) -> usize {
+        self.start_ns.len()
     }
 
     fn started(&self, worker: usize) {
@@ -168,12 +177,14 @@ fn fan_out_rounds(
     samples: usize,
     mut submit: impl FnMut(&Arc<FanOutRound>),
 ) -> Measured {
-    let ((mut last_us, spread, parked), wall, cpu) = timed(|| {
+    let ((mut last_us, spread, parked, watcher_cpu), wall, cpu) = timed(|| {
         let mut last_us = Vec::with_capacity(samples);
         let mut all_workers = 0;
-        let mut parked = 0;
+        let (mut parked, mut watcher_cpu) = (0, Duration::ZERO);
         for _ in 0..samples {
-            parked += usize::from(settle(PARK_GAP));
+            let settled = settle(PARK_GAP);
+            parked += usize::from(settled.quiet);
+            watcher_cpu += settled.watcher_cpu;
             let round = Arc::new(FanOutRound::new(workers));
             submit(&round);
             round.all_started.wait();
@@ -182,8 +193,9 @@ fn fan_out_rounds(
             all_workers += usize::from(every_worker);
             round.all_ended.wait();
         }
-        (last_us, all_workers, parked)
+        (last_us, all_workers, parked, watcher_cpu)
     });
+    let cpu = cpu.saturating_sub(watcher_cpu);
     let p50 = quantile(&mut last_us, 0.5);
     Measured::new(wall, cpu, p50)
         .with("p99_us", quantile(&mut last_us, 0.99))
