@@ -402,7 +402,7 @@ pub fn catalogue() -> Vec<Case> {
         Case {
             scenario: "tpcpp/idle",
             variant: "",
-            about: "CPU used by a pool left idle after a burst of 10,000 tasks (size = idle ms)",
+            about: "CPU used by a pool left idle after a burst of 10,000 tasks, from the moment the burst is done (size = idle ms; first 50 ms and the rest in extras)",
             unit: "cpu ms",
             higher_is_better: false,
             sizes: [50, 500, 2_000],

@@ -4,7 +4,7 @@
 //! submit-to-start latency of every task.
 
 use super::{leak, quantile, warm_up, Case, Measured};
-use crate::rusage::{process_cpu, set_timer_slack, thread_cpu};
+use crate::rusage::{other_threads_cpu, set_timer_slack, thread_cpu};
 use crate::scheds::{Sched, SchedKind};
 use crate::with_sched;
 use crate::work::{iters_per_micro, some_work, Rng};
@@ -36,8 +36,9 @@ fn trickle<S: Sched>(workers: usize, run_ms: u64) -> Measured {
     let mut rng = Rng::new(43_997);
     let run_for = Duration::from_millis(run_ms);
 
+    // The pool's CPU: every thread but this one, the producer.
+    let cpu0 = other_threads_cpu();
     let producer0 = thread_cpu();
-    let cpu0 = process_cpu();
     let t0 = Instant::now();
     let mut submitted = 0;
     while t0.elapsed() < run_for {
@@ -61,9 +62,8 @@ fn trickle<S: Sched>(workers: usize, run_ms: u64) -> Measured {
         std::thread::sleep(Duration::from_micros(50));
     }
     let wall = t0.elapsed();
-    let cpu = process_cpu().saturating_sub(cpu0);
     let producer = thread_cpu().saturating_sub(producer0);
-    let pool_cpu = cpu.saturating_sub(producer);
+    let pool_cpu = other_threads_cpu().saturating_sub(cpu0);
 
     let log = log.lock().unwrap();
     let useful_ns: u64 = log.iter().map(|e| e.1).sum();

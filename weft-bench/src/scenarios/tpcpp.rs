@@ -5,7 +5,7 @@
 
 use super::{leak, ns_per, timed, warm_up, Case, Measured};
 use crate::latch::Latch;
-use crate::rusage::process_cpu;
+use crate::rusage::other_threads_cpu;
 use crate::scheds::{Sched, SchedKind};
 use crate::with_sched;
 use crate::work::{image_checksum, mandel_pixel};
@@ -126,17 +126,43 @@ fn pixel_chain<S: Sched>(
     }
 }
 
-fn idle_figures(idle_ms: u64, cpu: Duration) -> Measured {
+fn idle_figures(idle_ms: u64, cpu: IdleCpu) -> Measured {
     let secs = idle_ms as f64 / 1e3;
-    Measured::new(Duration::from_millis(idle_ms), cpu, cpu.as_secs_f64() * 1e3)
-        .with("cpu_ms_per_s", cpu.as_secs_f64() * 1e3 / secs)
+    let total = cpu.winding_down + cpu.after;
+    Measured::new(
+        Duration::from_millis(idle_ms),
+        total,
+        total.as_secs_f64() * 1e3,
+    )
+    .with("cpu_ms_per_s", total.as_secs_f64() * 1e3 / secs)
+    .with("first_50ms_cpu_ms", cpu.winding_down.as_secs_f64() * 1e3)
+    .with("after_50ms_cpu_ms", cpu.after.as_secs_f64() * 1e3)
 }
 
-/// CPU of the whole process while this thread sleeps: only the pool runs.
-fn measure_idle(idle_ms: u64) -> Duration {
-    let cpu0 = process_cpu();
-    std::thread::sleep(Duration::from_millis(idle_ms));
-    process_cpu().saturating_sub(cpu0)
+/// The idle window's CPU, split where a pool should long have parked.
+struct IdleCpu {
+    /// The first [`WINDING_DOWN`]: the workers' last searches and parks.
+    winding_down: Duration,
+    /// The rest: a parked pool's own ticking, if any.
+    after: Duration,
+}
+
+const WINDING_DOWN: Duration = Duration::from_millis(50);
+
+/// CPU of the pool (every thread but this one) while this thread sleeps.
+/// Read thread by thread ([`other_threads_cpu`]): the window opens right
+/// after the burst, while workers may still be running.
+fn measure_idle(idle_ms: u64) -> IdleCpu {
+    let idle = Duration::from_millis(idle_ms);
+    let first = WINDING_DOWN.min(idle);
+    let cpu0 = other_threads_cpu();
+    std::thread::sleep(first);
+    let cpu1 = other_threads_cpu();
+    std::thread::sleep(idle - first);
+    IdleCpu {
+        winding_down: cpu1.saturating_sub(cpu0),
+        after: other_threads_cpu().saturating_sub(cpu1),
+    }
 }
 
 fn idle<S: Sched>(workers: usize, idle_ms: u64) -> Measured {
