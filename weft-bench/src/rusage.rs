@@ -1,5 +1,7 @@
-//! CPU-time readings from getrusage: the whole process (every pool thread) and
-//! the calling thread alone (to leave a producer's own CPU out).
+//! CPU-time readings: from getrusage, the whole process (every pool thread)
+//! and the calling thread alone (to leave a producer's own CPU out); from
+//! each thread's own CPU clock, every thread but the caller, up to the
+//! instant ([`other_threads_cpu`], for windows that open while workers run).
 
 use std::time::Duration;
 
@@ -44,9 +46,13 @@ pub fn set_timer_slack(slack_ns: u64) {
 /// next tick or switch, so a window opened while a worker runs gets up to a
 /// tick (4 ms at HZ=250) of CPU spent before it (measured: 0.9 ms in one of
 /// three 2 s idle windows of a 16-worker pool). Reading each thread's own
-/// CPU clock brings a running thread up to date. Only for windows in which
-/// no thread exits, whose CPU would drop out of the sum. Linux only;
-/// elsewhere it is [`process_cpu`] less [`thread_cpu`].
+/// CPU clock brings a running thread up to date.
+///
+/// Only for windows in which no thread exits: one that does takes all the
+/// CPU it ever used out of the sum, which a `saturating_sub` of two readings
+/// would hide (down to zero). Linux only, and only where every listed
+/// thread's clock can be read; otherwise it is [`process_cpu`] less
+/// [`thread_cpu`].
 pub fn other_threads_cpu() -> Duration {
     #[cfg(target_os = "linux")]
     if let Some(total) = linux_other_threads_cpu() {
@@ -57,15 +63,10 @@ pub fn other_threads_cpu() -> Duration {
 
 #[cfg(target_os = "linux")]
 fn linux_other_threads_cpu() -> Option<Duration> {
-    // "/proc/thread-self" links to "<pid>/task/<tid>" of the calling thread.
-    let own = std::fs::read_link("/proc/thread-self").ok()?;
-    let own = own.file_name()?.to_owned();
+    let own = own_tid()?;
     let tasks = std::fs::read_dir("/proc/self/task").ok()?;
-    let mut total = Duration::ZERO;
+    let (mut total, mut listed, mut read) = (Duration::ZERO, 0, 0);
     for task in tasks.flatten() {
-        if task.file_name() == own {
-            continue;
-        }
         let Some(tid) = task
             .file_name()
             .to_str()
@@ -73,21 +74,45 @@ fn linux_other_threads_cpu() -> Option<Duration> {
         else {
             continue;
         };
-        // The kernel's id for one thread's scheduler CPU clock:
-        // MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED) in its posix-timers.h,
-        // readable by any thread of the same process.
-        let clock: libc::clockid_t = ((!tid) << 3) | CPUCLOCK_PERTHREAD | CPUCLOCK_SCHED;
-        let mut now = libc::timespec {
-            tv_sec: 0,
-            tv_nsec: 0,
-        };
-        // SAFETY: clock_gettime only writes into the timespec we pass; for a
-        // thread that exited meanwhile it returns an error and writes nothing.
-        if unsafe { libc::clock_gettime(clock, &mut now) } == 0 {
-            total += Duration::new(now.tv_sec as u64, now.tv_nsec as u32);
+        if tid == own {
+            continue;
+        }
+        listed += 1;
+        // A thread that exited since the listing has no clock; one whose
+        // clock cannot be read at all (a sandbox, a /proc of another pid
+        // namespace) makes the whole reading fall back, below.
+        if let Some(cpu) = thread_cpu_of(tid) {
+            total += cpu;
+            read += 1;
         }
     }
-    Some(total)
+    (read > 0 || listed == 0).then_some(total)
+}
+
+/// The calling thread's id, from the `/proc/thread-self` link
+/// (`<pid>/task/<tid>`).
+#[cfg(target_os = "linux")]
+fn own_tid() -> Option<libc::pid_t> {
+    let link = std::fs::read_link("/proc/thread-self").ok()?;
+    link.file_name()?.to_str()?.parse().ok()
+}
+
+/// The CPU thread `tid` of this process has used, up to this instant.
+#[cfg(target_os = "linux")]
+fn thread_cpu_of(tid: libc::pid_t) -> Option<Duration> {
+    // The kernel's id for one thread's scheduler CPU clock:
+    // MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED) in its posix-timers.h,
+    // readable by any thread of the same process. (`<<` on i32 drops the
+    // bits shifted out, as the kernel's unsigned arithmetic does.)
+    let clock: libc::clockid_t = ((!tid) << 3) | CPUCLOCK_PERTHREAD | CPUCLOCK_SCHED;
+    let mut now = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime only writes into the timespec we pass; for a
+    // thread that exited meanwhile it returns an error and writes nothing.
+    let rc = unsafe { libc::clock_gettime(clock, &mut now) };
+    (rc == 0).then(|| Duration::new(now.tv_sec as u64, now.tv_nsec as u32))
 }
 
 #[cfg(target_os = "linux")]
@@ -95,23 +120,42 @@ const CPUCLOCK_PERTHREAD: libc::clockid_t = 4;
 #[cfg(target_os = "linux")]
 const CPUCLOCK_SCHED: libc::clockid_t = 2;
 
-#[cfg(test)]
+#[cfg(all(test, target_os = "linux"))]
 mod tests {
     use super::*;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::mpsc;
 
+    /// Another thread's clock, read while that thread runs, is at least
+    /// what the thread itself last read of it: the reading is current, and
+    /// it is of that thread. (Tests run side by side on threads that come
+    /// and go, so the sum over all threads is not asserted on.)
     #[test]
-    fn other_threads_cpu_counts_a_running_thread() {
-        let before = other_threads_cpu();
-        let spin_until = std::time::Instant::now() + Duration::from_millis(30);
+    fn another_running_threads_clock_reads_up_to_date() {
+        let stop = AtomicBool::new(false);
+        let (report, reported) = mpsc::channel();
         std::thread::scope(|s| {
-            s.spawn(|| while std::time::Instant::now() < spin_until {});
-            // Read while the spinner is still running: it is counted up to now.
-            std::thread::sleep(Duration::from_millis(20));
-            let during = other_threads_cpu().saturating_sub(before);
+            s.spawn(|| {
+                let tid = own_tid().expect("/proc/thread-self");
+                let start = thread_cpu_of(tid).expect("own clock");
+                let mut now = start;
+                while now - start < Duration::from_millis(2) {
+                    now = thread_cpu_of(tid).expect("own clock");
+                }
+                report.send((tid, now)).unwrap();
+                while !stop.load(Ordering::Relaxed) {
+                    std::hint::spin_loop();
+                }
+            });
+            let (tid, its_own_reading) = reported.recv().unwrap();
+            let read_from_here = thread_cpu_of(tid);
+            stop.store(true, Ordering::Relaxed);
+            let read_from_here = read_from_here.expect("a live thread's clock");
             assert!(
-                during >= Duration::from_millis(5),
-                "a thread spinning for 20 ms showed {during:?}"
+                read_from_here >= its_own_reading,
+                "read {read_from_here:?} after the thread itself read {its_own_reading:?}"
             );
         });
+        assert!(own_tid().is_some_and(|tid| tid > 0));
     }
 }

@@ -21,7 +21,8 @@ use std::time::{Duration, Instant};
 /// What a scenario measured in its timed section.
 pub struct Measured {
     pub wall: Duration,
-    /// Process CPU over the timed section (a trickle producer's own CPU removed).
+    /// CPU over the timed section: the whole process's, or for the idle
+    /// and trickle scenarios every thread's but the measuring one's.
     pub cpu: Duration,
     pub figure: f64,
     pub extra: Vec<(&'static str, f64)>,
