@@ -51,6 +51,7 @@ pub fn block_on<F: Future>(future: F) -> F::Output {
         if let Poll::Ready(output) = future.as_mut().poll(&mut cx) {
             return output;
         }
+        // Acquire pairs with the waker's Release store (`wake_by_ref`).
         block_until(&|| wake.woken.load(Ordering::Acquire), None);
         // Cleared before the next poll: a wake from now on is for that poll
         // or a later one, and is seen by the check above next time round.

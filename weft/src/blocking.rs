@@ -354,6 +354,8 @@ impl Spares {
 
     fn start_spare(&self, state: &mut SpareState, registry: &Arc<Registry>) -> Option<Lent> {
         let local = state.unstarted.pop()?;
+        // Release pairs with `started`'s Acquire; the count rises before the
+        // seat's thread starts, so before anything is pushed to its queues.
         let seat = self.first_seat + self.started.fetch_add(1, Ordering::Release);
         let slot = Arc::new(SpareSlot {
             seat,

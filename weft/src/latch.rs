@@ -117,6 +117,8 @@ impl Latch for OwnerLatch {
                 }
                 Owner::Thread(thread) => {
                     let thread = thread.clone();
+                    // Release: publishes the job's result to the owner's Acquire
+                    // probe; `unpark` wakes it if it parked before the store.
                     (*this).done.store(true, Ordering::Release);
                     thread.unpark();
                 }

@@ -178,6 +178,7 @@ fn a_waiter_woken_by_its_own_reason_is_never_lost() {
             let (sleep, flag) = (Arc::clone(&sleep), Arc::clone(&flag));
             thread::spawn(move || {
                 let mut searching = false;
+                // Acquire/Release on `flag`: a latch's done flag, as in latch.rs.
                 while !flag.load(Ordering::Acquire) {
                     if searching {
                         sleep.give_up_search(0);

@@ -97,6 +97,8 @@ impl<T> Packet<T> {
         let (waiter, waker) = {
             let mut inner = lock(&self.inner);
             inner.result = Some(result);
+            // Release: pairs with `is_done`'s Acquire, which reads without the
+            // lock; the result itself is read under it.
             self.done.store(true, Ordering::Release);
             (inner.waiter.take(), inner.waker.take())
         };
@@ -109,6 +111,7 @@ impl<T> Packet<T> {
     }
 
     pub(crate) fn is_done(&self) -> bool {
+        // Acquire: pairs with `complete`'s Release store.
         self.done.load(Ordering::Acquire)
     }
 }

@@ -152,6 +152,7 @@ impl TaskState {
 
 impl std::fmt::Debug for TaskState {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Relaxed: a snapshot for display only.
         let name = match self.0.load(StateOrdering::Relaxed) {
             IDLE => "idle",
             SCHEDULED => "scheduled",
@@ -232,6 +233,7 @@ mod loom_tests {
                 .map(|_| {
                     let model = Arc::clone(&model);
                     thread::spawn(move || {
+                        // Relaxed on purpose (see the module comment).
                         model.ready.store(true, Ordering::Relaxed);
                         for _ in 0..wakes {
                             model.wake();

@@ -84,6 +84,7 @@ impl fmt::Debug for TicketQueue {
         let state = lock(&self.shared.state);
         f.debug_struct("TicketQueue")
             .field("taken", &state.next)
+            // Relaxed: a snapshot for display only.
             .field("called", &self.shared.head.load(Ordering::Relaxed))
             .finish()
     }
@@ -111,6 +112,8 @@ impl TicketQueue {
 
 impl Shared {
     fn is_called(&self, serial: u64) -> bool {
+        // Acquire pairs with `complete`'s Release store of the head: the
+        // called ticket sees what the tickets before it did.
         self.head.load(Ordering::Acquire) >= serial
     }
 
@@ -118,6 +121,7 @@ impl Shared {
     /// ticket that is not done yet.
     fn complete(self: &Arc<Self>, serial: u64) {
         let mut state = lock(&self.state);
+        // Relaxed: the head is only stored under this lock, which we hold.
         let head = self.head.load(Ordering::Relaxed);
         if serial != head {
             // Tickets are done at most once and the head only moves past done
@@ -130,6 +134,7 @@ impl Shared {
         while state.done_early.remove(&head) {
             head += 1;
         }
+        // Release: pairs with `is_called`'s Acquire, which reads without the lock.
         self.head.store(head, Ordering::Release);
         let later = state.waiters.split_off(&(head + 1));
         let mut released = Released::default();
@@ -200,6 +205,7 @@ impl fmt::Debug for Ticket {
         f.debug_struct("Ticket")
             .field("serial", &self.serial)
             .field("called", &self.is_called())
+            // Relaxed: a snapshot for display only.
             .field("done", &self.finished.load(Ordering::Relaxed))
             .finish()
     }

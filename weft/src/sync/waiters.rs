@@ -172,6 +172,7 @@ pub(super) struct Released {
 
 impl Released {
     fn push(&mut self, slot: Arc<Slot>) {
+        // Release: pairs with `is_released`'s Acquire (see there).
         slot.released.store(true, Ordering::Release);
         self.slots.push(slot);
     }
