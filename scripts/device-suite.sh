@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# The comparison suite on a lent many-core machine (the device tool's `run`),
+# as one prepared command. The core issue sets its fan-out and fork-join goals
+# for T workers at once, which a 2-core development VM can only show with
+# many more workers than cores; this runs the same suite where the cores are.
+#
+# The lent machine reaches no network, so it cannot build. Build here, carry
+# the binary, run (the paths are relative to the repository root):
+#
+#   cargo build --release -p weft-bench
+#   mkdir -p device-bin && cp target/release/weft-bench device-bin/ && strip device-bin/weft-bench
+#   run  command: bash scripts/device-suite.sh device-bin/weft-bench
+#        carry: ["device-bin"]   timeout_s: 560
+#
+# Writes under $OUT (the tool brings back a few files only): machine.txt,
+# suite.log, and device-bench.tgz with weft-bench's reports: the quick suite at
+# 2, 8 and the machine's core count of workers, then fork-join and fan-out at
+# 8, 16, 24 and 64. Unpack it under docs/device/ and commit it with the date
+# and the machine it ran on. Takes ~5 min at 3 repetitions on 16 cores.
+#
+#   scripts/device-suite.sh BINARY [REPS] [weft-bench flags...]
+#   OUT=/tmp/try scripts/device-suite.sh target/release/weft-bench 1 --smoke   # a dry run here
+set -uo pipefail
+bin="${1:?usage: device-suite.sh BINARY [REPS] [weft-bench flags...]}"
+reps="${2:-3}"
+shift $(($# >= 2 ? 2 : 1))
+out="${OUT:?OUT must name the folder for the results (the device tool sets it)}"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+cores="$(nproc)"
+{
+    echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
+    echo "cpus: $cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'))"
+    echo "kernel: $(uname -sr)"
+    echo "reps: $reps"
+} > "$out/machine.txt"
+
+status=0
+"$bin" --out "$work/bench" --reps "$reps" --workers "2,8,$cores" "$@" \
+    >> "$out/suite.log" 2>&1 || status=$?
+"$bin" --out "$work/bench/scaling" --only marl/fork-join --only wake/fan-out \
+    --workers 8,16,24,64 --peers rayon,tokio,threadpool,std --reps "$reps" "$@" \
+    >> "$out/suite.log" 2>&1 || status=$?
+tar czf "$out/device-bench.tgz" -C "$work" bench
+echo "weft-bench exit status: $status" >> "$out/machine.txt"
+exit "$status"
