@@ -31,7 +31,15 @@
 //! working nor registered, so no wake can be owed to it; a seat in use is a
 //! worker like the others. Leaving happens only at the top of the worker loop
 //! (after `end_search` if it was searching), where a worker stands between
-//! tasks with nothing owed. While a worker blocks, its pinned queue (`spawn_on`)
+//! tasks with nothing owed, and the leaving spare then *hands off*
+//! ([`WorkerThread::hand_off`]): it looks at the queues once more and
+//! notifies for what it sees. A worker whose wait ends goes back to its
+//! task and looks at the queues again before it next sleeps; a spare that
+//! leaves never does, yet notifiers counted on it as on a working seat, or
+//! claimed it as a searcher (its wait may end between the claim and its
+//! sweep). Its look comes after its last RMW on the protocol's state and a
+//! fence, so by the Dekker argument of invariant 1 it sees every task whose
+//! notifier counted on it. While a worker blocks, its pinned queue (`spawn_on`)
 //! waits for it: pinned tasks are by definition never run elsewhere.
 //!
 //! # Cost
@@ -41,13 +49,15 @@
 //! short call pays that for nothing: use [`blocking`] for calls that block for
 //! longer than a wake-up takes (I/O, sleeps, locks held by other threads).
 
-use std::cell::RefCell;
+use std::cell::Cell;
 use std::panic::{self, AssertUnwindSafe};
+use std::ptr;
 use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle as ThreadHandle;
 
 use crate::registry::Registry;
+use crate::unwind::Payload;
 use crate::worker::{SeatQueues, SetAside, WorkerThread};
 
 /// Runs `call` — a call that blocks the thread (I/O, a sleep, a lock another
@@ -116,8 +126,12 @@ where
 
 thread_local! {
     /// The pool of the worker that this thread was before it entered
-    /// [`blocking`], while it is inside.
-    static BLOCKED_IN: RefCell<Option<Arc<Registry>>> = const { RefCell::new(None) };
+    /// [`blocking`], while it is inside; null elsewhere. A raw pointer in a
+    /// `Cell`, not an `Arc`: a thread-local without a destructor can still be
+    /// read while the thread's other locals are destroyed, and weft is called
+    /// from such destructors (an `Arc` here would make every spawn from them
+    /// abort the process). The `BlockedSection` that set it holds the `Arc`.
+    static BLOCKED_IN: Cell<*const Registry> = const { Cell::new(ptr::null()) };
 }
 
 /// While alive, the thread is not a worker: waits block it instead of
@@ -125,39 +139,52 @@ thread_local! {
 /// thread that is meant to block), and free functions act on `registry`.
 struct BlockedSection {
     worker: SetAside,
-    outer: Option<Arc<Registry>>,
+    /// Keeps alive the pool `BLOCKED_IN` points to while it does.
+    _registry: Arc<Registry>,
+    outer: *const Registry,
 }
 
 impl BlockedSection {
     fn enter(registry: Arc<Registry>) -> BlockedSection {
         let worker = WorkerThread::set_aside();
-        let outer = BLOCKED_IN.with(|blocked| blocked.replace(Some(registry)));
-        BlockedSection { worker, outer }
+        let outer = BLOCKED_IN.with(|blocked| blocked.replace(Arc::as_ptr(&registry)));
+        BlockedSection {
+            worker,
+            _registry: registry,
+            outer,
+        }
     }
 }
 
 impl Drop for BlockedSection {
     fn drop(&mut self) {
-        BLOCKED_IN.with(|blocked| blocked.replace(self.outer.take()));
+        BLOCKED_IN.with(|blocked| blocked.set(self.outer));
         self.worker.restore();
     }
 }
 
 /// The pool whose worker this thread is standing aside for in [`blocking`].
 pub(crate) fn blocked_pool() -> Option<Arc<Registry>> {
-    BLOCKED_IN.with(|blocked| blocked.borrow().clone())
+    let registry = BLOCKED_IN.with(Cell::get);
+    if registry.is_null() {
+        return None;
+    }
+    // SAFETY: a non-null `BLOCKED_IN` was set by a `BlockedSection` of this
+    // thread that is still alive (it restores the outer value when dropped,
+    // within the frame that made it), and that section holds a strong
+    // reference to this registry, from `Arc::as_ptr`. So the pointer came
+    // from an `Arc` that is alive, and taking one more reference is sound.
+    unsafe {
+        Arc::increment_strong_count(registry);
+        Some(Arc::from_raw(registry))
+    }
 }
 
 /// Whether this thread is inside [`blocking`] for a worker of `registry`: its
 /// task is still running, so the pool cannot have drained, and what it spawns
 /// is accepted even while the pool shuts down.
 pub(crate) fn is_blocked_in(registry: &Registry) -> bool {
-    BLOCKED_IN.with(|blocked| {
-        blocked
-            .borrow()
-            .as_ref()
-            .is_some_and(|blocked| std::ptr::eq(Arc::as_ptr(blocked), registry))
-    })
+    std::ptr::eq(BLOCKED_IN.with(Cell::get), registry)
 }
 
 /// What a spare thread is told to do next.
@@ -317,6 +344,23 @@ impl Spares {
     /// `caller` is the seat of the thread that blocks: a spare that blocks
     /// while retiring must not take itself over.
     fn lend(&self, registry: &Arc<Registry>, caller: usize) -> Option<Lent> {
+        // Panics of the user's code run while starting a spare (its name)
+        // go to the pool's handler once our lock is released: the handler
+        // may itself make a blocking call.
+        let mut panics = Vec::new();
+        let lent = self.lend_locked(registry, caller, &mut panics);
+        for payload in panics {
+            registry.handle_panic(payload);
+        }
+        lent
+    }
+
+    fn lend_locked(
+        &self,
+        registry: &Arc<Registry>,
+        caller: usize,
+        panics: &mut Vec<Payload>,
+    ) -> Option<Lent> {
         let mut state = self.lock();
         loop {
             if state.shut_down {
@@ -339,7 +383,7 @@ impl Spares {
                 });
             }
             if !state.unstarted.is_empty() {
-                return self.start_spare(&mut state, registry);
+                return self.start_spare(&mut state, registry, panics);
             }
             if !state
                 .lent
@@ -352,7 +396,12 @@ impl Spares {
         }
     }
 
-    fn start_spare(&self, state: &mut SpareState, registry: &Arc<Registry>) -> Option<Lent> {
+    fn start_spare(
+        &self,
+        state: &mut SpareState,
+        registry: &Arc<Registry>,
+        panics: &mut Vec<Payload>,
+    ) -> Option<Lent> {
         let local = state.unstarted.pop()?;
         // Release pairs with `started`'s Acquire; the count rises before the
         // seat's thread starts, so before anything is pushed to its queues.
@@ -364,7 +413,16 @@ impl Spares {
             duty: AtomicU8::new(WORKING),
         });
         let name = match &self.threads.name {
-            Some(name) => name(seat),
+            // The user's closure runs under our lock, inside a blocking call:
+            // if it panics, the spare takes the default name and the panic
+            // goes to the pool's handler.
+            Some(name) => match panic::catch_unwind(AssertUnwindSafe(|| name(seat))) {
+                Ok(name) => name,
+                Err(payload) => {
+                    panics.push(payload);
+                    format!("weft-spare-{seat}")
+                }
+            },
             None => format!("weft-spare-{seat}"),
         };
         let mut thread = std::thread::Builder::new().name(name);
@@ -372,15 +430,29 @@ impl Spares {
             thread = thread.stack_size(bytes);
         }
         let (thread_registry, thread_slot) = (Arc::clone(registry), Arc::clone(&slot));
-        match thread.spawn(move || spare_main(thread_registry, thread_slot, local)) {
-            Ok(handle) => {
+        registry.count_start_hook();
+        // `spawn` panics on some names (an interior NUL): that counts as a
+        // thread that could not start, and the panic goes to the handler.
+        let spawned = panic::catch_unwind(AssertUnwindSafe(|| {
+            thread.spawn(move || spare_main(thread_registry, thread_slot, local))
+        }));
+        match spawned {
+            Ok(Ok(handle)) => {
                 state.threads.push(handle);
                 state.lent.push(Arc::clone(&slot));
                 Some(Lent { slot })
             }
             // The seat stays counted in `started`, with an empty queue no one
             // pushes to: harmless, and rare enough not to reuse.
-            Err(_) => None,
+            Ok(Err(_)) => {
+                registry.start_hook_refused();
+                None
+            }
+            Err(payload) => {
+                registry.start_hook_refused();
+                panics.push(payload);
+                None
+            }
         }
     }
 
@@ -397,13 +469,16 @@ impl Spares {
         true
     }
 
-    /// The pool has ended (every task ran): idle spares leave.
-    pub(crate) fn shut_down(&self) {
+    /// The pool has drained: no spare is lent any more, and idle spares leave
+    /// (running their stop hooks on the way out). Returns how many spare
+    /// threads were ever started, each of which runs its stop hook once.
+    pub(crate) fn shut_down(&self) -> usize {
         let mut state = self.lock();
         state.shut_down = true;
         for slot in state.idle.drain(..) {
             slot.give(Order::Exit);
         }
+        state.threads.len()
     }
 
     /// Waits for every spare thread to leave (after `shut_down`).
@@ -420,7 +495,8 @@ fn spare_main(registry: Arc<Registry>, slot: Arc<SpareSlot>, local: SeatQueues) 
     crate::worker::run_seat(registry, seat, local, |worker| {
         let registry = worker.registry_arc();
         while slot.next_order() {
-            worker.wait_until(&|| slot.may_leave() || registry.is_terminating());
+            worker.wait_until(&|| slot.may_leave() || registry.is_stopping());
+            worker.hand_off();
             // A worker's last act before it sleeps is this check; a spare
             // leaving the loop may have run the pool's last task, so it must
             // make the check too, or a closed pool would never see it drained.
@@ -429,5 +505,9 @@ fn spare_main(registry: Arc<Registry>, slot: Arc<SpareSlot>, local: SeatQueues) 
                 break;
             }
         }
+        // The pool is stopping (registry.rs, "Shutdown"): the spare's stop
+        // hook, then the check a leaving spare owes.
+        worker.run_stop_hook();
+        registry.terminate_if_drained();
     });
 }

@@ -3,6 +3,7 @@
 use std::any::Any;
 use std::fmt;
 use std::io;
+use std::panic::{self, AssertUnwindSafe};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -174,7 +175,9 @@ impl Builder {
 
     /// How long a searching worker sweeps the queues before it parks.
     /// Default: [`DEFAULT_SPIN`] (one sweep). A longer spin trades CPU for
-    /// lower latency when tasks arrive in gaps shorter than a wake-up.
+    /// lower latency when tasks arrive in gaps shorter than a wake-up. Any
+    /// duration is accepted, `Duration::MAX` included; a pool that is being
+    /// dropped stops spinning at once.
     pub fn spin(mut self, spin: Duration) -> Self {
         self.spin = Some(spin);
         self
@@ -182,7 +185,11 @@ impl Builder {
 
     /// Names worker threads. Default: `weft-worker-{index}`, and
     /// `weft-spare-{index}` for the spare threads of [`blocking`](crate::blocking),
-    /// whose indexes follow the workers'.
+    /// whose indexes follow the workers'. If the closure panics in
+    /// [`build`](Builder::build), the workers already started are stopped and
+    /// joined before the panic reaches the caller; if it panics naming a
+    /// spare, the spare gets the default name and the panic goes to the
+    /// panic handler.
     pub fn thread_name(mut self, name: impl Fn(usize) -> String + Send + Sync + 'static) -> Self {
         self.thread_name = Some(Box::new(name));
         self
@@ -194,13 +201,43 @@ impl Builder {
         self
     }
 
-    /// Runs on each worker thread, with its index, before it takes any task.
+    /// Runs on each worker thread, with its index, before it takes any task
+    /// (and on each spare thread of [`blocking`](crate::blocking) as it
+    /// starts, with its seat's index, which follows the workers'). Tasks the
+    /// hook spawns run even if the pool is dropped at once: the pool does not
+    /// finish draining before every start hook has returned. A panic in the
+    /// hook goes to the [panic handler](Builder::panic_handler).
     pub fn on_thread_start(mut self, hook: impl Fn(usize) + Send + Sync + 'static) -> Self {
         self.on_thread_start = Some(Box::new(hook));
         self
     }
 
-    /// Runs on each worker thread, with its index, as it exits.
+    /// Runs on each worker thread (and spare thread), with its index, as the
+    /// dropped pool winds down: after every queued task has run, before the
+    /// threads exit. The hook runs as a task of the pool would: what it
+    /// spawns (`weft::spawn`, `weft::spawn_future`) and the futures it wakes
+    /// still run, on the workers, before the pool's drop returns. A panic in
+    /// the hook goes to the [panic handler](Builder::panic_handler).
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
+    /// use std::sync::Arc;
+    ///
+    /// let flushed = Arc::new(AtomicUsize::new(0));
+    /// let counter = Arc::clone(&flushed);
+    /// let pool = weft::Pool::builder()
+    ///     .workers(2)
+    ///     .on_thread_stop(move |_| {
+    ///         let counter = Arc::clone(&counter);
+    ///         weft::spawn(move || {
+    ///             counter.fetch_add(1, Ordering::SeqCst);
+    ///         });
+    ///     })
+    ///     .build()
+    ///     .unwrap();
+    /// drop(pool);
+    /// assert_eq!(flushed.load(Ordering::SeqCst), 2);
+    /// ```
     pub fn on_thread_stop(mut self, hook: impl Fn(usize) + Send + Sync + 'static) -> Self {
         self.on_thread_stop = Some(Box::new(hook));
         self
@@ -331,36 +368,63 @@ impl Builder {
             Vec::new()
         };
         let mut threads = Vec::with_capacity(workers);
-        for (index, local) in locals.into_iter().enumerate() {
-            let name = match &thread_name {
-                Some(name) => name(index),
-                None => format!("weft-worker-{index}"),
-            };
-            let mut thread = std::thread::Builder::new().name(name);
-            if let Some(bytes) = self.stack_size {
-                thread = thread.stack_size(bytes);
-            }
-            let core = (!cores.is_empty()).then(|| cores[index % cores.len()]);
-            let worker_registry = Arc::clone(&registry);
-            let spawned = thread.spawn(move || {
-                if let Some(core) = core {
-                    core_affinity::set_for_current(core);
+        // The user's `thread_name` runs in this loop: if it panics, the
+        // workers already started are stopped and joined before the panic
+        // goes on to the caller, as on a spawn failure.
+        let started = panic::catch_unwind(AssertUnwindSafe(|| {
+            for (index, local) in locals.into_iter().enumerate() {
+                let name = match &thread_name {
+                    Some(name) => name(index),
+                    None => format!("weft-worker-{index}"),
+                };
+                let mut thread = std::thread::Builder::new().name(name);
+                if let Some(bytes) = self.stack_size {
+                    thread = thread.stack_size(bytes);
                 }
-                crate::worker::run(worker_registry, index, local);
-            });
-            match spawned {
-                Ok(handle) => threads.push(handle),
-                Err(source) => {
-                    // Stop the workers already started: the pool never held a task.
-                    registry.close();
-                    for handle in threads {
-                        let _ = handle.join();
+                let core = (!cores.is_empty()).then(|| cores[index % cores.len()]);
+                let worker_registry = Arc::clone(&registry);
+                registry.count_start_hook();
+                // `spawn` itself panics on some names (an interior NUL): the
+                // hook's count is ended before that panic goes on.
+                let spawned = panic::catch_unwind(AssertUnwindSafe(|| {
+                    thread.spawn(move || {
+                        if let Some(core) = core {
+                            core_affinity::set_for_current(core);
+                        }
+                        crate::worker::run(worker_registry, index, local);
+                    })
+                }));
+                match spawned {
+                    Ok(Ok(handle)) => {
+                        registry.worker_started();
+                        threads.push(handle);
                     }
-                    return Err(BuildError::ThreadSpawn { index, source });
+                    Ok(Err(source)) => {
+                        registry.start_hook_refused();
+                        return Err(BuildError::ThreadSpawn { index, source });
+                    }
+                    Err(payload) => {
+                        registry.start_hook_refused();
+                        panic::resume_unwind(payload);
+                    }
                 }
             }
+            Ok(())
+        }));
+        let failure = match started {
+            Ok(Ok(())) => return Ok(Pool::from_parts(registry, threads)),
+            Ok(Err(error)) => Ok(error),
+            Err(payload) => Err(payload),
+        };
+        // Stop the workers already started: the pool never held a task.
+        registry.close();
+        for handle in threads {
+            let _ = handle.join();
         }
-        Ok(Pool::from_parts(registry, threads))
+        match failure {
+            Ok(error) => Err(error),
+            Err(payload) => panic::resume_unwind(payload),
+        }
     }
 
     /// Builds the pool that free functions (`weft::spawn`, `weft::join`, ...)

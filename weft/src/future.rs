@@ -38,6 +38,7 @@ use std::thread;
 use crate::job::{arc_job_ref, ArcJob, JobRef};
 use crate::registry::Registry;
 use crate::task::{self, JoinHandle, Packet};
+use crate::unwind::drop_payload;
 use crate::worker::WorkerThread;
 
 type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
@@ -119,10 +120,15 @@ impl<T: Send + 'static> Task<T> {
         self.state.finish();
         let future = slot.take();
         drop(slot);
-        let result = match drop_future(future) {
-            Ok(()) => result,
+        let result = match (drop_future(future), result) {
+            (Ok(()), result) => result,
             // A destructor that panics after `Ready` still counts as a panic.
-            Err(payload) => result.and(Err(payload)),
+            (Err(payload), Ok(_value)) => Err(payload),
+            // The poll's own panic is the one reported.
+            (Err(payload), Err(first)) => {
+                drop_payload(payload);
+                Err(first)
+            }
         };
         self.packet.complete(result);
     }
@@ -174,7 +180,9 @@ impl<T: Send + 'static> Task<T> {
             Ok(()) => Box::new(DROPPED) as Box<dyn Any + Send>,
             Err(payload) => payload,
         };
-        if !self.packet.is_done() {
+        if self.packet.is_done() {
+            drop_payload(payload);
+        } else {
             self.packet.complete(Err(payload));
         }
     }
@@ -182,7 +190,7 @@ impl<T: Send + 'static> Task<T> {
 
 /// Drops a future, catching a panic of its destructor.
 fn drop_future<T>(future: Option<T>) -> thread::Result<()> {
-    panic::catch_unwind(AssertUnwindSafe(move || drop(future)))
+    crate::unwind::drop_caught(future)
 }
 
 impl<T: Send + 'static> Wake for Task<T> {
@@ -222,7 +230,9 @@ impl<T> Drop for Task<T> {
             Ok(()) => Box::new(DROPPED) as Box<dyn Any + Send>,
             Err(payload) => payload,
         };
-        if !self.packet.is_done() {
+        if self.packet.is_done() {
+            drop_payload(payload);
+        } else {
             self.packet.complete(Err(payload));
         }
     }

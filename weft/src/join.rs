@@ -7,8 +7,9 @@
 
 use std::panic::{self, AssertUnwindSafe};
 
-use crate::job::StackJob;
+use crate::job::{JobResult, StackJob};
 use crate::latch::OwnerLatch;
+use crate::unwind::drop_payload;
 use crate::worker::WorkerThread;
 
 /// Runs `a` and `b`, possibly in parallel, and returns both results.
@@ -63,7 +64,12 @@ where
         Err(payload) => {
             // `b` belongs to this call too: it finishes before the panic leaves.
             if reclaimed {
-                let _ = panic::catch_unwind(AssertUnwindSafe(|| job_b.run_inline()));
+                if let Err(payload_b) = panic::catch_unwind(AssertUnwindSafe(|| job_b.run_inline()))
+                {
+                    drop_payload(payload_b);
+                }
+            } else if let JobResult::Panicked(payload_b) = job_b.into_result() {
+                drop_payload(payload_b);
             }
             panic::resume_unwind(payload)
         }

@@ -17,8 +17,22 @@ use crate::worker::WorkerThread;
 /// A pool of worker threads that run tasks, stealing from each other when idle
 /// and parking (using no CPU) when there is nothing to do.
 ///
-/// Dropping a `Pool` stops intake through its [`Handle`]s, runs every task
-/// already queued (and whatever those spawn), then joins the workers.
+/// Dropping a `Pool` shuts it down in this order:
+///
+/// 1. Intake from outside stops: [`Handle::spawn`] and
+///    [`Handle::spawn_on`] give their task back in an error, and a future
+///    woken from outside the pool is dropped (its handle reports `Err`).
+///    Work already in the pool keeps going and may still spawn: every task
+///    already queued runs, and so does whatever those tasks spawn.
+/// 2. Once nothing is queued or running, each thread of the pool runs its
+///    [`on_thread_stop`](Builder::on_thread_stop) hook; what the hooks spawn
+///    runs too.
+/// 3. The futures still waiting for a wake that can no longer come are
+///    dropped (their handles report `Err`), and the threads exit.
+///
+/// `drop` returns after all of that, with every thread joined. A pool
+/// dropped from inside one of its own tasks cannot wait for itself: `drop`
+/// returns at once, and the threads go through the same steps, detached.
 ///
 /// ```
 /// use std::sync::atomic::{AtomicUsize, Ordering};
@@ -63,11 +77,12 @@ impl Pool {
         self.registry.num_workers()
     }
 
-    /// The index of the calling thread if it is one of this pool's workers.
+    /// The index of the calling thread if it is one of this pool's workers
+    /// (see [`weft::current_worker_index`](crate::current_worker_index)).
     pub fn current_worker_index(&self) -> Option<usize> {
         WorkerThread::current()
             .filter(|worker| worker.is_in(&self.registry))
-            .map(WorkerThread::index)
+            .and_then(WorkerThread::worker_index)
     }
 
     /// Runs `task` on some worker, without waiting for it. A panic in `task`
@@ -275,12 +290,11 @@ impl Drop for Pool {
             for thread in self.threads.drain(..) {
                 let _ = thread.join();
             }
-            // The workers left once every task ran; so did the spares.
+            // The workers left once every task ran; so did the spares. The
+            // last worker out dropped the futures still waiting for a wake
+            // (registry.rs, "Shutdown"), as it does when the pool is dropped
+            // from inside, where nobody waits for it.
             self.registry.spares.join();
-            // Futures still waiting for a wake can never run now: drop them.
-            // (Dropped from inside, the workers still drain, and the queued
-            // work may yet wake them.)
-            crate::future::drop_parked(&self.registry);
         }
     }
 }
@@ -440,13 +454,26 @@ where
         unsafe { CountLatch::set(&latch) };
         latch.wait();
     }
-    results
-        .into_iter()
-        .map(|result| match result.expect("every broadcast job ran") {
-            Ok(value) => value,
-            Err(payload) => std::panic::resume_unwind(payload),
-        })
-        .collect()
+    let mut values = Vec::with_capacity(workers);
+    let mut first_panic = None;
+    for result in results {
+        match result.expect("every broadcast job ran") {
+            Ok(value) => values.push(value),
+            Err(payload) if first_panic.is_none() => first_panic = Some(payload),
+            // Only the first panic is raised; a later payload's destructor
+            // must not unwind from here (unwind.rs).
+            Err(payload) => crate::unwind::drop_payload(payload),
+        }
+    }
+    match first_panic {
+        Some(payload) => {
+            // The other workers' values go before the panic leaves; their
+            // destructors are the user's, like the results of any call.
+            drop(values);
+            std::panic::resume_unwind(payload)
+        }
+        None => values,
+    }
 }
 
 /// A raw pointer that may cross threads, for jobs whose owner waits for them.

@@ -1,8 +1,51 @@
 //! The state one pool's workers share: the queues, the sleep protocol, the
 //! counters that tell when a closed pool has drained, and the user's hooks.
+//!
+//! # Shutdown
+//!
+//! A pool ends in four phases, each entered once and never left:
+//!
+//! 1. **Running.** Everything is accepted.
+//! 2. **Closed** (`Pool::drop` called [`Registry::close`]). Pushes from
+//!    outside the pool are refused and hand their task back: `Handle::spawn`
+//!    and `spawn_on` return `Err`, `install`/`broadcast` panic (they cannot be
+//!    reached without a live `Pool`), and a future woken from a thread outside
+//!    the pool is dropped, its handle reporting `Err`. Pushes made on behalf
+//!    of a job still running in the pool are accepted, because that job keeps
+//!    the pool from draining: `weft::spawn`, `join`, scope spawns (from any
+//!    thread), wakes of futures from the pool's workers, and calls from a
+//!    thread inside `weft::blocking` for one of the pool's workers. Queued
+//!    work and whatever it spawns keeps running.
+//! 3. **Stopping**, entered once the closed pool has *drained* (nothing queued
+//!    or running, see [`Registry::is_drained`]). Every thread of the pool,
+//!    workers and spare threads, runs its `on_thread_stop` hook, in the
+//!    thread's own worker context: the hook's `weft::spawn`, `spawn_future`
+//!    and wakes are accepted and run, on the workers still in the loop.
+//! 4. **Terminating**, entered once every stop hook has returned and the pool
+//!    has drained again. Workers leave the loop; the last worker out drops
+//!    the futures still waiting for a wake (nothing can poll them any more:
+//!    their handles report `Err`), whether `Pool::drop` runs outside the pool
+//!    (it then joins every thread) or inside one of its own tasks (the
+//!    threads then finish detached).
+//!
+//! `on_thread_start` hooks count as queued work from before the thread is
+//! started until the hook returns, so a pool dropped right after `build` still
+//! runs what the hooks spawn.
+//!
+//! **Why the last worker cannot park on unbalanced books.** Every event that
+//! can make the books balance is followed, on the same thread, by the check
+//! ([`Registry::terminate_if_drained`]): a job's end (its worker goes back to
+//! the loop, whose every park starts with the check), a start hook's end
+//! (likewise), a stop hook's end (likewise, or the spare leaving checks), and
+//! a refused external push, which counts itself as pushed before it sees the
+//! pool closed, and as refused after: between the two, a worker's check finds
+//! the books one short, so the refusing thread makes the check itself once
+//! its refusal is counted. Once closed and drained, nothing but a stop hook
+//! can push again, so the check's answer cannot go stale.
 
 use std::any::Any;
-use std::sync::atomic::{fence, AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{fence, AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::Mutex;
 use std::time::Duration;
 
 use crossbeam_deque::{Injector, Stealer};
@@ -13,6 +56,7 @@ use crate::future::ParkedFutures;
 use crate::job::JobRef;
 use crate::sleep::Sleep;
 use crate::stats::{Stats, WorkerCounters};
+use crate::unwind::drop_payload;
 
 pub(crate) type PanicHandler = Box<dyn Fn(Box<dyn Any + Send>) + Send + Sync>;
 pub(crate) type ThreadHook = Box<dyn Fn(usize) + Send + Sync>;
@@ -62,8 +106,21 @@ pub(crate) struct Registry {
     /// Jobs pushed from threads outside the pool, and those refused after closing.
     external_pushed: CachePadded<AtomicU64>,
     external_refused: AtomicU64,
+    /// Start hooks that returned (see [`Registry::count_start_hook`]).
+    start_hooks_done: AtomicU64,
     closed: AtomicBool,
+    stopping: AtomicBool,
     terminating: AtomicBool,
+    /// Taken by whoever moves the pool to stopping (see the module docs).
+    stop_decision: Mutex<()>,
+    /// Stop hooks to run before the pool may terminate: one per thread of the
+    /// pool, set as the pool enters stopping.
+    stop_hooks_expected: AtomicUsize,
+    stop_hooks_done: AtomicUsize,
+    /// Worker threads started by `build`, and those that left: the last one
+    /// out sweeps the parked futures.
+    workers_started: AtomicUsize,
+    workers_exited: AtomicUsize,
     pub(crate) hooks: Hooks,
     /// This pool's futures that went pending, for the sweep when it is dropped.
     pub(crate) parked_futures: ParkedFutures,
@@ -92,8 +149,15 @@ impl Registry {
             stats: (0..seats).map(|_| CachePadded::default()).collect(),
             external_pushed: CachePadded::new(AtomicU64::new(0)),
             external_refused: AtomicU64::new(0),
+            start_hooks_done: AtomicU64::new(0),
             closed: AtomicBool::new(false),
+            stopping: AtomicBool::new(false),
             terminating: AtomicBool::new(false),
+            stop_decision: Mutex::new(()),
+            stop_hooks_expected: AtomicUsize::new(0),
+            stop_hooks_done: AtomicUsize::new(0),
+            workers_started: AtomicUsize::new(0),
+            workers_exited: AtomicUsize::new(0),
             hooks,
             parked_futures: ParkedFutures::default(),
         }
@@ -168,9 +232,52 @@ impl Registry {
         self.external_pushed.fetch_add(1, Ordering::SeqCst);
         if self.closed.load(Ordering::SeqCst) && !crate::blocking::is_blocked_in(self) {
             self.external_refused.fetch_add(1, Ordering::SeqCst);
+            // A worker's drain check between our two counts found the books
+            // one short and may have parked for good: now that they balance
+            // again, check for it (module docs, "why the last worker...").
+            self.terminate_if_drained();
             return false;
         }
         true
+    }
+
+    /// Counts a thread's `on_thread_start` hook as queued work, before the
+    /// thread is started: the pool cannot drain before the hook has run (and
+    /// counted whatever it spawned). The thread ends the count with
+    /// [`Registry::start_hook_done`]; a thread that fails to start, with
+    /// [`Registry::start_hook_refused`].
+    pub(crate) fn count_start_hook(&self) {
+        // SeqCst: ordered against `is_drained` like `reserve_external`.
+        self.external_pushed.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// Ends the count of [`Registry::count_start_hook`], after the hook
+    /// returned. (Not in the seat's `executed`, which the stats show as tasks.)
+    pub(crate) fn start_hook_done(&self) {
+        // SeqCst: ordered against `is_drained` like `external_refused`.
+        self.start_hooks_done.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// Ends the count of [`Registry::count_start_hook`] for a thread that
+    /// could not be started. No drain check follows, nor is one needed: a
+    /// spare starts inside a running blocking call, which keeps the books
+    /// open, and `build` closes the pool after this, which wakes every worker
+    /// to check.
+    pub(crate) fn start_hook_refused(&self) {
+        self.external_refused.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// Records that `build` started one more worker thread.
+    pub(crate) fn worker_started(&self) {
+        self.workers_started.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// Records that a worker thread left its loop; true for the last one.
+    pub(crate) fn worker_exited(&self) -> bool {
+        // SeqCst: every start was counted before the pool could close, hence
+        // before any exit.
+        self.workers_exited.fetch_add(1, Ordering::SeqCst) + 1
+            == self.workers_started.load(Ordering::SeqCst)
     }
 
     pub(crate) fn is_closed(&self) -> bool {
@@ -191,27 +298,74 @@ impl Registry {
         self.terminating.load(Ordering::Acquire)
     }
 
-    /// Called by a worker about to sleep in a closed pool, and by a spare
-    /// leaving the worker loop: if no job is queued or running anywhere, tells
-    /// every worker (and spare) to exit.
+    /// Whether the pool has drained once after closing: its threads run their
+    /// stop hooks (see the module docs). Acquire/Release as `is_terminating`,
+    /// whose argument applies word for word.
+    pub(crate) fn is_stopping(&self) -> bool {
+        self.stopping.load(Ordering::Acquire)
+    }
+
+    /// Counts a stop hook that has returned (see the module docs). The caller
+    /// then makes the drain check, through the worker loop or directly.
+    pub(crate) fn stop_hook_done(&self) {
+        // SeqCst: read by `terminate_if_drained` before the drain books, so
+        // that everything the hook pushed is counted in what it reads.
+        self.stop_hooks_done.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// The check that moves a closed pool on: called by a worker about to
+    /// sleep, by a spare leaving the worker loop, and by a refused push. If
+    /// no job is queued or running anywhere, a closed pool starts stopping;
+    /// a stopping one whose stop hooks have all returned terminates.
     pub(crate) fn terminate_if_drained(&self) {
-        if self.is_closed() && self.is_drained() {
+        if !self.is_closed() || self.is_terminating() {
+            return;
+        }
+        if !self.is_stopping() {
+            if self.is_drained() {
+                self.begin_stopping();
+            }
+            return;
+        }
+        let hooks_done = self.stop_hooks_done.load(Ordering::SeqCst)
+            == self.stop_hooks_expected.load(Ordering::SeqCst);
+        if hooks_done && self.is_drained() {
             self.terminating.store(true, Ordering::Release);
             self.sleep.wake_all();
-            self.spares.shut_down();
         }
+    }
+
+    /// Moves a closed, drained pool to stopping: no spare is lent any more,
+    /// and every thread of the pool is told to run its stop hook.
+    fn begin_stopping(&self) {
+        let decided = self.stop_decision.lock().unwrap_or_else(|e| e.into_inner());
+        if self.is_stopping() {
+            return;
+        }
+        // After this no spare thread starts, so the count is final.
+        let spare_threads = self.spares.shut_down();
+        let workers = self.workers_started.load(Ordering::SeqCst);
+        // SeqCst, and before `stopping`: whoever sees the pool stopping
+        // compares against the final number.
+        self.stop_hooks_expected
+            .store(workers + spare_threads, Ordering::SeqCst);
+        self.stopping.store(true, Ordering::Release);
+        drop(decided);
+        self.sleep.wake_all();
     }
 
     /// Whether every job ever pushed has finished. Executed counts are read
     /// first, pushed counts second; both only grow, and a job's push is counted
     /// before it can run, so equal sums mean that at some instant between the
     /// two passes nothing was queued or running. After that nothing can push
-    /// again: pushes come from running jobs or from outside, refused once closed.
+    /// again: pushes come from running jobs or from outside, refused once
+    /// closed, or from stop hooks, which `terminate_if_drained` waits for.
     /// Stack jobs of `join` are left out of the books: they are pushed by a
     /// running counted job that cannot finish before them, so while one exists
     /// the books cannot balance anyway.
     fn is_drained(&self) -> bool {
-        let mut executed = self.external_refused.load(Ordering::SeqCst);
+        let mut executed = self.external_refused.load(Ordering::SeqCst)
+            + self.start_hooks_done.load(Ordering::SeqCst);
         for counters in self.counters.iter() {
             executed += counters.executed.load(Ordering::Acquire);
         }
@@ -252,16 +406,18 @@ impl Registry {
         match &self.hooks.panic_handler {
             Some(handler) => {
                 // A panicking handler must not take the worker down with it.
-                if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| handler(payload)))
-                    .is_err()
+                if let Err(nested) =
+                    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| handler(payload)))
                 {
                     eprintln!("weft: the panic handler panicked; the panic is dropped");
+                    drop_payload(nested);
                 }
             }
             None => {
                 // The default: the panic message was already printed by the panic
-                // hook; the worker lives on.
-                drop(payload);
+                // hook; the worker lives on, even if the payload's destructor
+                // panics too.
+                drop_payload(payload);
             }
         }
     }

@@ -10,6 +10,7 @@ use crate::job::ClosureJob;
 use crate::latch::{CountLatch, Latch};
 use crate::pool::SendPtr;
 use crate::registry::Registry;
+use crate::unwind::drop_payload;
 use crate::worker::WorkerThread;
 
 /// A scope in which to spawn tasks that borrow data living at least `'scope`.
@@ -68,12 +69,17 @@ where
     // SAFETY: releases the count the body held; `scope` lives in this frame.
     unsafe { CountLatch::set(&scope.pending) };
     scope.pending.wait();
-    if let Some(payload) = scope.take_panic() {
-        panic::resume_unwind(payload);
-    }
-    match result {
-        Ok(value) => value,
-        Err(payload) => panic::resume_unwind(payload),
+    // A task's panic wins over the body's, whose payload is then dropped
+    // here (its destructor may panic too: see unwind.rs).
+    match (scope.take_panic(), result) {
+        (Some(payload), body) => {
+            if let Err(body_payload) = body {
+                drop_payload(body_payload);
+            }
+            panic::resume_unwind(payload)
+        }
+        (None, Ok(value)) => value,
+        (None, Err(payload)) => panic::resume_unwind(payload),
     }
 }
 
@@ -116,13 +122,24 @@ impl<'scope> Scope<'scope> {
         }
     }
 
+    /// Keeps the first panic of the scope's tasks; later ones are dropped,
+    /// after the lock, containing a panic of their destructors, so that the
+    /// task still releases its count.
     fn record_panic(&self, payload: Box<dyn Any + Send>) {
         let mut first = self
             .panic
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
-        if first.is_none() {
-            *first = Some(payload);
+        let later = match *first {
+            None => {
+                *first = Some(payload);
+                None
+            }
+            Some(_) => Some(payload),
+        };
+        drop(first);
+        if let Some(later) = later {
+            drop_payload(later);
         }
     }
 

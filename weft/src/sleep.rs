@@ -58,6 +58,15 @@
 //!    (worker.rs) is not one and needs no wake: only its owner takes from it,
 //!    and the owner is running the poll that filled it and takes it next.
 //!
+//!    "Made visible" covers every path that puts a task in such a queue, not
+//!    only a spawn: a task moved from one queue to another is made visible
+//!    anew and needs its own [`Sleep::notify_work`]. A batch steal
+//!    (`steal_batch_and_pop` into the taker's local queue) is such a move:
+//!    while the batch is on its way no queue shows it, so a searcher that
+//!    sweeps then, gives up and parks has seen nothing; the notify after the
+//!    batch lands (worker.rs, `batch_moved`, whenever tasks were left behind)
+//!    is the push of this argument. Loom's batch model deadlocks without it.
+//!
 //! 2. **Fan-out.** `k` tasks notified while `w` workers sleep and no searcher is
 //!    unclaimed wake `min(k, w)` workers (fewer only if the tasks are taken
 //!    before the wakes are made), promptly and in a tree: each notify

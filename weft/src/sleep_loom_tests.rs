@@ -1,21 +1,39 @@
 //! Model checks of the wake/park protocol with `loom` (run with
 //! `RUSTFLAGS="--cfg loom" cargo test -p weft --lib --release`).
 //!
-//! The queues are modelled by one counter of available tasks: the protocol only
-//! needs "push makes a task visible, then notify" and "take or see empty". A
-//! lost wake-up shows up as every thread blocked with a task still queued,
-//! which loom reports as a deadlock; a task run twice or never fails the
-//! final count.
+//! The queues are modelled by counters of available tasks, one for the
+//! global queue and one per worker's local queue: the protocol only needs
+//! "push makes a task visible, then notify" and "take or see empty". A lost
+//! wake-up shows up as every thread blocked with a task still queued, which
+//! loom reports as a deadlock; a task run twice or never fails the final
+//! count.
+//!
+//! The batch models move two tasks at once out of the global queue, as
+//! `steal_batch_and_pop` does: one to run, one into the taker's local queue,
+//! in a second step, so that for a moment no queue shows it. The task that
+//! runs then waits for the moved one to have run on another worker (a long
+//! task with work queued behind it), so a searcher that gave up during the
+//! move and was never woken afterwards leaves every thread blocked.
 
 use loom::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use loom::sync::Arc;
+use loom::sync::{Arc, Condvar, Mutex};
 use loom::thread;
 
 use crate::sleep::{Idle, Sleep, Wake};
 
 struct Model {
     sleep: Sleep,
+    /// The global queue.
     queued: AtomicUsize,
+    /// Each worker's local queue.
+    local: Vec<AtomicUsize>,
+    /// Whether a worker's own look at the global queue takes a batch.
+    batch: bool,
+    /// Whether the first task to run waits until another task has run.
+    gated: bool,
+    first_started: AtomicBool,
+    gate: Mutex<bool>,
+    gate_opened: Condvar,
     executed: AtomicUsize,
     /// Tasks that, when run, push one more task (a local push from a worker).
     spawning: AtomicUsize,
@@ -25,9 +43,19 @@ struct Model {
 
 impl Model {
     fn new(workers: usize, total: usize, spawning: usize) -> Arc<Model> {
+        Model::with_batches(workers, total, spawning, false)
+    }
+
+    fn with_batches(workers: usize, total: usize, spawning: usize, batch: bool) -> Arc<Model> {
         Arc::new(Model {
             sleep: Sleep::new(workers, (workers / 2).max(1)),
             queued: AtomicUsize::new(0),
+            local: (0..workers).map(|_| AtomicUsize::new(0)).collect(),
+            batch,
+            gated: batch,
+            first_started: AtomicBool::new(false),
+            gate: Mutex::new(false),
+            gate_opened: Condvar::new(),
             executed: AtomicUsize::new(0),
             spawning: AtomicUsize::new(spawning),
             total,
@@ -40,27 +68,75 @@ impl Model {
         self.sleep.notify_work();
     }
 
-    fn take(&self) -> bool {
-        let mut queued = self.queued.load(Ordering::SeqCst);
+    /// Takes up to `most` tasks from `queue`; returns how many.
+    fn take_from(queue: &AtomicUsize, most: usize) -> usize {
+        let mut queued = queue.load(Ordering::SeqCst);
         while queued > 0 {
-            match self.queued.compare_exchange(
-                queued,
-                queued - 1,
-                Ordering::SeqCst,
-                Ordering::SeqCst,
-            ) {
-                Ok(_) => return true,
+            let taken = queued.min(most);
+            match queue.compare_exchange(queued, queued - taken, Ordering::SeqCst, Ordering::SeqCst)
+            {
+                Ok(_) => return taken,
                 Err(actual) => queued = actual,
             }
         }
-        false
+        0
+    }
+
+    /// A worker's look at its own queue, then the global one (worker.rs,
+    /// `find_own_work`), moving a batch where the model says so.
+    fn take_own(&self, index: usize) -> bool {
+        if Model::take_from(&self.local[index], 1) == 1 {
+            return true;
+        }
+        let most = if self.batch { 2 } else { 1 };
+        match Model::take_from(&self.queued, most) {
+            0 => false,
+            1 => true,
+            _ => {
+                // The second task lands in the local queue a step later;
+                // meanwhile no queue shows it. Then the notify that every
+                // move between queues makes (`batch_moved`).
+                self.local[index].fetch_add(1, Ordering::SeqCst);
+                self.sleep.notify_work();
+                true
+            }
+        }
+    }
+
+    /// A searcher's sweep: the global queue, then every other local queue.
+    fn take_any(&self, index: usize) -> bool {
+        if Model::take_from(&self.queued, 1) == 1 {
+            return true;
+        }
+        self.local
+            .iter()
+            .enumerate()
+            .any(|(victim, queue)| victim != index && Model::take_from(queue, 1) == 1)
     }
 
     fn has_work(&self) -> bool {
         self.queued.load(Ordering::SeqCst) > 0
+            || self
+                .local
+                .iter()
+                .any(|queue| queue.load(Ordering::SeqCst) > 0)
     }
 
     fn run_task(&self) {
+        if self.gated {
+            // The first task waits for another one to run; the others open
+            // the gate.
+            let first = !self.first_started.swap(true, Ordering::SeqCst);
+            let mut open = self.gate.lock().unwrap();
+            if first {
+                while !*open {
+                    open = self.gate_opened.wait(open).unwrap();
+                }
+            } else {
+                *open = true;
+                self.gate_opened.notify_all();
+            }
+        }
         if self
             .spawning
             .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
@@ -85,7 +161,7 @@ impl Model {
                 return;
             }
             if !searching {
-                if self.take() {
+                if self.take_own(index) {
                     self.run_task();
                     continue;
                 }
@@ -97,7 +173,7 @@ impl Model {
                     }
                 }
             }
-            if self.take() {
+            if self.take_any(index) {
                 searching = false;
                 self.sleep.end_search(|| self.has_work());
                 self.run_task();
@@ -119,8 +195,15 @@ impl Model {
 }
 
 fn run_model(workers: usize, external_pushes: usize, spawning: usize) {
-    let total = external_pushes + spawning;
-    let model = Model::new(workers, total, spawning);
+    run_model_of(
+        Model::new(workers, external_pushes + spawning, spawning),
+        external_pushes,
+    );
+}
+
+fn run_model_of(model: Arc<Model>, external_pushes: usize) {
+    let total = model.total;
+    let workers = model.local.len();
     let threads: Vec<_> = (0..workers)
         .map(|index| {
             let model = Arc::clone(&model);
@@ -134,7 +217,7 @@ fn run_model(workers: usize, external_pushes: usize, spawning: usize) {
         thread.join().unwrap();
     }
     assert_eq!(model.executed.load(Ordering::SeqCst), total);
-    assert_eq!(model.queued.load(Ordering::SeqCst), 0);
+    assert!(!model.has_work());
     assert_eq!(model.sleep.counts().sleeping, 0);
 }
 
@@ -165,6 +248,14 @@ fn three_workers_one_push_bounded_searchers() {
 fn three_workers_three_pushes_with_owed_wakes() {
     // Enough tasks that some wakes are owed by woken workers in flight.
     loom::model(|| run_model(3, 3, 0));
+}
+
+#[test]
+fn two_workers_a_batch_moved_behind_a_long_task() {
+    // Two tasks pushed from outside; a worker may take both at once, run one
+    // that waits for the other, and move the other into its own queue while
+    // the second worker searches, gives up or parks.
+    loom::model(|| run_model_of(Model::with_batches(2, 2, 0, true), 2));
 }
 
 #[test]

@@ -164,7 +164,8 @@ impl<T> JoinHandle<T> {
     /// As [`JoinHandle::join`], giving up after `timeout`; then the handle is
     /// returned so the caller can wait again.
     pub fn join_timeout(self, timeout: Duration) -> Result<thread::Result<T>, JoinHandle<T>> {
-        if self.wait_deadline(Some(Instant::now() + timeout)) {
+        // A deadline past what `Instant` can hold is no deadline at all.
+        if self.wait_deadline(Instant::now().checked_add(timeout)) {
             Ok(self.take())
         } else {
             Err(self)

@@ -134,9 +134,17 @@ impl WorkerThread {
         SetAside(CURRENT.with(|current| current.replace(ptr::null())))
     }
 
+    /// This seat's index: a worker's (below `workers`) or a spare's.
     #[inline]
     pub(crate) fn index(&self) -> usize {
         self.index
+    }
+
+    /// The index users see (`current_worker_index`): the worker's, or `None`
+    /// on a spare thread of `weft::blocking`, which is no worker of its own
+    /// (indexes stay below `workers()`, valid for `spawn_on`).
+    pub(crate) fn worker_index(&self) -> Option<usize> {
+        (self.index < self.registry.num_workers()).then_some(self.index)
     }
 
     #[inline]
@@ -432,7 +440,22 @@ impl WorkerThread {
         if registry.injector.is_empty() {
             return None;
         }
-        steal_from(|| registry.injector.steal_batch_and_pop(&self.local))
+        self.batch_moved(steal_from(|| {
+            registry.injector.steal_batch_and_pop(&self.local)
+        }))
+    }
+
+    /// After a batch of tasks was moved into this worker's local queue (one
+    /// of them, `taken`, to run now): the rest landed in a queue others take
+    /// from, which is a push like any other and needs its notify (invariant
+    /// 1 of the protocol). While the batch was on its way no queue showed it,
+    /// so a searcher may have given up in the meantime.
+    #[inline]
+    fn batch_moved(&self, taken: Option<JobRef>) -> Option<JobRef> {
+        if taken.is_some() && !self.local.is_empty() {
+            self.registry.sleep.notify_work();
+        }
+        taken
     }
 
     /// The fairness path: pinned, global, then the oldest job of our own queue.
@@ -440,9 +463,41 @@ impl WorkerThread {
         let pinned = self.registry.pinned_queue(self.index);
         pinned
             .and_then(|pinned| steal_from(|| pinned.steal()))
-            .or_else(|| steal_from(|| self.registry.injector.steal_batch_and_pop(&self.local)))
+            .or_else(|| {
+                self.batch_moved(steal_from(|| {
+                    self.registry.injector.steal_batch_and_pop(&self.local)
+                }))
+            })
             .or_else(|| self.yielded.pop())
             .or_else(|| steal_from(|| self.registry.stealers[self.index].steal()))
+    }
+
+    /// Called by a seat that leaves the worker loop for good, or for a long
+    /// while (a spare going back to idle): it is no longer one of the working
+    /// seats that notifiers count on to look at the queues before they sleep,
+    /// so it makes that look now and passes on what it sees as a push would
+    /// (blocking.rs, "What it keeps of the protocol's invariants").
+    pub(crate) fn hand_off(&self) {
+        // Orders the look after this seat's last RMW on the protocol's state
+        // (its give-up, cancel or end of search): the Dekker pairing of
+        // invariant 1, with this look as the sweep.
+        std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
+        if self.registry.has_work_for(self.index) {
+            self.registry.sleep.notify_work();
+        }
+    }
+
+    /// Runs the pool's stop hook on this thread, as one of its tasks would
+    /// run: what it spawns or wakes is queued and run before the pool
+    /// terminates (registry.rs, "Shutdown").
+    pub(crate) fn run_stop_hook(&self) {
+        let registry = &*self.registry;
+        run_hook(
+            registry,
+            registry.hooks.on_thread_stop.as_deref(),
+            self.index,
+        );
+        registry.stop_hook_done();
     }
 
     fn has_pinned_work(&self) -> bool {
@@ -485,7 +540,10 @@ impl WorkerThread {
             if deadline.is_some_and(|deadline| now >= deadline) {
                 return Search::Done;
             }
-            if !contended && now.duration_since(started) >= spin {
+            // A closing pool is not worth spinning for: the searcher gives
+            // up so that the drain check runs (a spin of an hour would
+            // otherwise hold up the pool's drop for an hour).
+            if !contended && (now.duration_since(started) >= spin || self.registry.is_closed()) {
                 return Search::GaveUp;
             }
             // A worker woken for a task that someone else took spins on only
@@ -535,13 +593,13 @@ impl WorkerThread {
             }
         }
         if !registry.injector.is_empty() {
-            let steal = if single {
-                registry.injector.steal()
+            let found = if single {
+                attempt(registry.injector.steal())
             } else {
-                registry.injector.steal_batch_and_pop(&self.local)
+                self.batch_moved(attempt(registry.injector.steal_batch_and_pop(&self.local)))
             };
-            if let Some(job) = attempt(steal) {
-                return Some(job);
+            if found.is_some() {
+                return found;
             }
         }
         // Worker seats and the spare seats in use (see blocking.rs).
@@ -558,11 +616,11 @@ impl WorkerThread {
                 if stealer.is_empty() {
                     continue;
                 }
-                found = attempt(if single {
-                    stealer.steal()
+                found = if single {
+                    attempt(stealer.steal())
                 } else {
-                    stealer.steal_batch_and_pop(&self.local)
-                });
+                    self.batch_moved(attempt(stealer.steal_batch_and_pop(&self.local)))
+                };
                 if found.is_some() {
                     break;
                 }
@@ -606,16 +664,46 @@ fn steal_from(mut steal: impl FnMut() -> Steal<JobRef>) -> Option<JobRef> {
     }
 }
 
-/// The body of a worker thread.
+/// The body of a worker thread: tasks until the closed pool drains, the stop
+/// hook, tasks until it drains again (registry.rs, "Shutdown").
 pub(crate) fn run(registry: Arc<Registry>, index: usize, queues: SeatQueues) {
+    let pool = Arc::clone(&registry);
     run_seat(registry, index, queues, |worker| {
         let registry = worker.registry_arc();
+        worker.wait_until(&|| registry.is_stopping());
+        worker.run_stop_hook();
         worker.wait_until(&|| registry.is_terminating());
     });
+    // Outside the worker context, as on the thread that drops a pool: the
+    // futures' destructors may use weft.
+    if pool.worker_exited() {
+        crate::future::drop_parked(&pool);
+    }
+}
+
+/// Makes the calling thread a worker (`CURRENT`) until dropped, even if the
+/// frame unwinds: a pointer left behind would dangle.
+struct CurrentGuard;
+
+impl CurrentGuard {
+    fn set(worker: &WorkerThread) -> CurrentGuard {
+        CURRENT.with(|current| current.set(worker));
+        CurrentGuard
+    }
+}
+
+impl Drop for CurrentGuard {
+    fn drop(&mut self) {
+        // `CURRENT` has no destructor of its own, so it can be reached even
+        // while the thread's locals are being destroyed.
+        CURRENT.with(|current| current.set(ptr::null()));
+    }
 }
 
 /// Makes this thread the holder of seat `index` (a worker's, or a spare's: see
-/// blocking.rs) for the duration of `body`, with the pool's start/stop hooks.
+/// blocking.rs) for the duration of `body`, after the pool's start hook.
+/// `body` runs the stop hook itself ([`WorkerThread::run_stop_hook`]) when the
+/// pool stops.
 pub(crate) fn run_seat(
     registry: Arc<Registry>,
     index: usize,
@@ -635,12 +723,12 @@ pub(crate) fn run_seat(
             0x9E37_79B9_7F4A_7C15 ^ (index as u64 + 1).wrapping_mul(0xBF58_476D_1CE4_E5B9),
         ),
     };
-    CURRENT.with(|current| current.set(&worker));
+    let _current = CurrentGuard::set(&worker);
     let registry = &*worker.registry;
     run_hook(registry, registry.hooks.on_thread_start.as_deref(), index);
+    // What the hook spawned is counted already: the pool may drain now.
+    registry.start_hook_done();
     body(&worker);
-    run_hook(registry, registry.hooks.on_thread_stop.as_deref(), index);
-    CURRENT.with(|current| current.set(ptr::null()));
 }
 
 /// Runs a start/stop hook; a panic in it goes to the panic handler rather than

@@ -222,6 +222,56 @@ fn blocking_sets_the_worker_aside_and_back() {
     assert_eq!((inside, after, sum), (None, Some(0), 42));
 }
 
+/// Inside `weft::blocking` the free functions find the pool through a raw
+/// pointer in a thread-local (blocking.rs, `blocked_pool`), turned back into
+/// a counted `Arc` per call: each use must take exactly one reference, and
+/// give it back.
+#[test]
+fn free_functions_inside_blocking_reach_the_pool_through_its_pointer() {
+    let pool = weft::Pool::builder()
+        .workers(1)
+        .max_blocking(1)
+        .build()
+        .unwrap();
+    let total = pool.install(|| {
+        weft::blocking(|| {
+            let (sender, receiver) = std::sync::mpsc::channel();
+            weft::spawn(move || sender.send(1).unwrap());
+            let (a, b) = weft::join(|| 2, || 3);
+            let mut scoped = 0;
+            weft::scope(|s| s.spawn(|_| scoped = 4));
+            receiver.recv().unwrap() + a + b + scoped
+        })
+    });
+    assert_eq!(total, 10);
+}
+
+/// A panic payload whose destructor panics, dropped by the worker (no panic
+/// handler) and by a scope that keeps only its first panic: the worker lives
+/// on and the scope's count is still released.
+#[test]
+fn payloads_that_panic_on_drop_are_contained() {
+    struct Bomb;
+    impl Drop for Bomb {
+        fn drop(&mut self) {
+            if !std::thread::panicking() {
+                panic!("the payload's destructor panics");
+            }
+        }
+    }
+    let pool = pool(1);
+    pool.spawn(|| std::panic::panic_any(Bomb));
+    assert_eq!(pool.install(|| 7), 7);
+    let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        pool.scope(|s| {
+            s.spawn(|_| std::panic::panic_any(Bomb));
+            s.spawn(|_| std::panic::panic_any(Bomb));
+        })
+    }));
+    // The payload that reaches us is a bomb too: keep it from going off.
+    std::mem::forget(caught.expect_err("the scope passes a task's panic on"));
+}
+
 /// Futures' polls are queued as the task's own `Arc` (no boxed closure): the
 /// reference each queued poll holds is taken back exactly once, through the
 /// local queue, the `next` slot (a wake from a poll), the yield queue and the

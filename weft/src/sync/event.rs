@@ -50,7 +50,23 @@ struct Shared {
     /// For an event made by [`Event::any`], its sources. They hold it only
     /// weakly; holding them here keeps a chain of `any` events connected for
     /// as long as its last event is held, even if the ones between are not.
-    _sources: Vec<Arc<Shared>>,
+    sources: Vec<Arc<Shared>>,
+}
+
+impl Drop for Shared {
+    /// Takes a chain of `any` events apart link by link: dropping the last
+    /// event of a chain a million long would otherwise recurse a million
+    /// frames deep through `sources`.
+    fn drop(&mut self) {
+        let mut sources = std::mem::take(&mut self.sources);
+        while let Some(source) = sources.pop() {
+            // The last holder of a source takes its sources over, so that the
+            // source itself drops with none left.
+            if let Some(mut source) = Arc::into_inner(source) {
+                sources.append(&mut source.sources);
+            }
+        }
+    }
 }
 
 struct State {
@@ -95,7 +111,7 @@ impl Event {
                     waiters: WaiterList::default(),
                     dependents: Vec::new(),
                 }),
-                _sources: sources,
+                sources,
             }),
         }
     }
@@ -156,6 +172,19 @@ impl Event {
     /// [`clear`](Event::clear). Then signals every event made by
     /// [`Event::any`] over this one.
     pub fn signal(&self) {
+        // A worklist, not recursion: a chain of `any` events may be any
+        // length, and each link would otherwise take a stack frame. Each
+        // event is signalled outside the others' locks, so no lock order
+        // between events has to be kept.
+        let mut pending = self.signal_one();
+        while let Some(shared) = pending.pop() {
+            pending.extend(Event { shared }.signal_one());
+        }
+    }
+
+    /// Signals this event alone; returns its dependents, for the caller to
+    /// signal in turn.
+    fn signal_one(&self) -> Vec<Arc<Shared>> {
         let (released, dependents) = {
             let mut state = lock(&self.shared.state);
             let released = match self.shared.mode {
@@ -179,11 +208,7 @@ impl Event {
             (released, dependents)
         };
         released.wake();
-        // Outside our lock: a dependent's own lock is never taken under ours,
-        // so no lock order between events has to be kept.
-        for shared in dependents {
-            Event { shared }.signal();
-        }
+        dependents
     }
 
     /// Clears the signal. Waits already released stay released.
