@@ -23,15 +23,10 @@ pub const MIN_STACK_SIZE: usize = 32 * 1024;
 /// [`Builder::spin`] says otherwise: zero, that is one sweep of every queue
 /// (more only while a sweep loses races for tasks that were there).
 ///
-/// Chosen by measurement with `weft-bench --only go/trickle` (a 2-5 us task
-/// every 20-100 us, 2 cores): pool CPU per useful CPU was 2.6 with no spin,
-/// 4.0 with 5 us and 8.1 with 20 us (`threadpool`: 6.5-7.6), while `join/fib`,
-/// `marl/fork-join cpu`, `marl/empty` and `tpcpp/throughput` were no slower
-/// without spinning. A task that arrives after the sweep costs one wake-up
-/// instead, which here is cheaper than spinning through the gap. Re-measured
-/// with 2 us (two A/B runs of 5 reps each): trickle CPU per useful CPU 2.5 ->
-/// 3.0, a chain of single closures (`tpcpp/throughput k=1`, 2 workers) ~135
-/// -> ~94 ns a task, `marl/empty` no clear change; zero stays the default.
+/// An idle pool then parks at once, and a task that arrives after the sweep
+/// costs one wake-up instead of a spinning core: on trickling work that is
+/// the cheaper of the two. (The measurements behind it are in the
+/// repository's `docs/TUNING.md`.)
 pub const DEFAULT_SPIN: Duration = Duration::ZERO;
 
 /// Why a pool could not be built.

@@ -251,8 +251,7 @@ impl<L: Latch, F: FnOnce() -> R + Send, R: Send> StackJob<L, F, R> {
     /// stole it. Panics propagate directly.
     ///
     /// Always inlined: left to itself the compiler outlines it from `join`'s
-    /// recursion, and the job is then copied into the call (14 instructions of
-    /// ~165 per `join` on fib, by callgrind).
+    /// recursion and copies the job into the call (docs/TUNING.md).
     #[inline(always)]
     pub(crate) fn run_inline(self) -> R {
         let func = self.func.into_inner().expect("stack job already taken");
