@@ -49,16 +49,16 @@
 //! short call pays that for nothing: use [`blocking`] for calls that block for
 //! longer than a wake-up takes (I/O, sleeps, locks held by other threads).
 
-use std::cell::Cell;
 use std::panic::{self, AssertUnwindSafe};
-use std::ptr;
 use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle as ThreadHandle;
 
+use crate::context::BlockedGuard;
+use crate::facade::{lock, wait};
 use crate::registry::Registry;
 use crate::unwind::Payload;
-use crate::worker::{SeatQueues, SetAside, WorkerThread};
+use crate::worker::{SeatQueues, WorkerThread};
 
 /// Runs `call` — a call that blocks the thread (I/O, a sleep, a lock another
 /// thread holds) — from a task without shrinking the pool's capacity: while it
@@ -112,7 +112,10 @@ where
     worker.flush_next();
     let spare = registry.spares.lend(&registry, worker.index());
     let outcome = {
-        let _not_a_worker = BlockedSection::enter(Arc::clone(&registry));
+        // The thread is no worker until the call returns: waits block it
+        // instead of stacking tasks on a thread that is meant to block, and
+        // free functions act on this pool (context.rs).
+        let _not_a_worker = BlockedGuard::enter(Arc::clone(&registry));
         panic::catch_unwind(AssertUnwindSafe(call))
     };
     if let Some(spare) = spare {
@@ -122,69 +125,6 @@ where
         Ok(value) => value,
         Err(payload) => panic::resume_unwind(payload),
     }
-}
-
-thread_local! {
-    /// The pool of the worker that this thread was before it entered
-    /// [`blocking`], while it is inside; null elsewhere. A raw pointer in a
-    /// `Cell`, not an `Arc`: a thread-local without a destructor can still be
-    /// read while the thread's other locals are destroyed, and weft is called
-    /// from such destructors (an `Arc` here would make every spawn from them
-    /// abort the process). The `BlockedSection` that set it holds the `Arc`.
-    static BLOCKED_IN: Cell<*const Registry> = const { Cell::new(ptr::null()) };
-}
-
-/// While alive, the thread is not a worker: waits block it instead of
-/// running tasks on top of the blocked call (which would stack tasks on a
-/// thread that is meant to block), and free functions act on `registry`.
-struct BlockedSection {
-    worker: SetAside,
-    /// Keeps alive the pool `BLOCKED_IN` points to while it does.
-    _registry: Arc<Registry>,
-    outer: *const Registry,
-}
-
-impl BlockedSection {
-    fn enter(registry: Arc<Registry>) -> BlockedSection {
-        let worker = WorkerThread::set_aside();
-        let outer = BLOCKED_IN.with(|blocked| blocked.replace(Arc::as_ptr(&registry)));
-        BlockedSection {
-            worker,
-            _registry: registry,
-            outer,
-        }
-    }
-}
-
-impl Drop for BlockedSection {
-    fn drop(&mut self) {
-        BLOCKED_IN.with(|blocked| blocked.set(self.outer));
-        self.worker.restore();
-    }
-}
-
-/// The pool whose worker this thread is standing aside for in [`blocking`].
-pub(crate) fn blocked_pool() -> Option<Arc<Registry>> {
-    let registry = BLOCKED_IN.with(Cell::get);
-    if registry.is_null() {
-        return None;
-    }
-    // SAFETY: a non-null `BLOCKED_IN` was set by a `BlockedSection` of this
-    // thread that is still alive (it restores the outer value when dropped,
-    // within the frame that made it), and that section holds a strong
-    // reference to this registry, from `Arc::as_ptr`. So the pointer came
-    // from an `Arc` that is alive, and taking one more reference is sound.
-    unsafe {
-        Arc::increment_strong_count(registry);
-        Some(Arc::from_raw(registry))
-    }
-}
-
-/// Whether this thread is inside [`blocking`] for a worker of `registry`: its
-/// task is still running, so the pool cannot have drained, and what it spawns
-/// is accepted even while the pool shuts down.
-pub(crate) fn is_blocked_in(registry: &Registry) -> bool {
-    std::ptr::eq(BLOCKED_IN.with(Cell::get), registry)
 }
 
 /// What a spare thread is told to do next.
@@ -238,13 +178,13 @@ impl SpareSlot {
     }
 
     fn give(&self, order: Order) {
-        *self.order.lock().unwrap_or_else(|e| e.into_inner()) = order;
+        *lock(&self.order) = order;
         self.condvar.notify_one();
     }
 
     /// Blocks until lent (true) or told to exit (false).
     fn next_order(&self) -> bool {
-        let mut order = self.order.lock().unwrap_or_else(|e| e.into_inner());
+        let mut order = lock(&self.order);
         loop {
             match *order {
                 Order::Work => {
@@ -253,7 +193,7 @@ impl SpareSlot {
                 }
                 Order::Exit => return false,
                 Order::Wait => {
-                    order = self.condvar.wait(order).unwrap_or_else(|e| e.into_inner());
+                    order = wait(&self.condvar, order);
                 }
             }
         }
@@ -332,7 +272,7 @@ impl Spares {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, SpareState> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+        lock(&self.state)
     }
 
     /// Lends a spare: an idle one, else a retiring one taken over before it
@@ -392,7 +332,7 @@ impl Spares {
             {
                 return None;
             }
-            state = self.returned.wait(state).unwrap_or_else(|e| e.into_inner());
+            state = wait(&self.returned, state);
         }
     }
 

@@ -31,10 +31,11 @@ use std::future::Future;
 use std::panic::{self, AssertUnwindSafe};
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::sync::{Arc, Mutex, Weak};
 use std::task::{Context, Poll, Wake, Waker};
 use std::thread;
 
+use crate::facade::lock;
 use crate::job::{arc_job_ref, ArcJob, JobRef};
 use crate::registry::Registry;
 use crate::task::{self, JoinHandle, Packet};
@@ -81,12 +82,6 @@ struct ParkedList {
     tasks: Vec<Weak<dyn Parked>>,
     /// Length at which the next push prunes the list first.
     prune_at: usize,
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// The payload a [`JoinHandle`] reports for a future dropped before it finished.
@@ -350,9 +345,6 @@ where
 {
     match WorkerThread::current() {
         Some(worker) => spawn_in(worker.registry_arc(), future),
-        None => match crate::blocking::blocked_pool() {
-            Some(registry) => spawn_in(&registry, future),
-            None => crate::global::pool().spawn_future(future),
-        },
+        None => spawn_in(&crate::global::free_function_pool(), future),
     }
 }

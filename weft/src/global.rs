@@ -1,10 +1,11 @@
 //! The global pool that free functions use outside any pool: built lazily with
 //! default settings, or once explicitly with [`Builder::build_global`](crate::Builder::build_global).
 
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use crate::builder::{BuildError, Builder};
 use crate::pool::Pool;
+use crate::registry::Registry;
 
 static GLOBAL: OnceLock<Pool> = OnceLock::new();
 
@@ -33,11 +34,16 @@ pub(crate) fn pool() -> &'static Pool {
     })
 }
 
-/// Runs `op` in the global pool and waits.
-pub(crate) fn install<OP, R>(op: OP) -> R
-where
-    OP: FnOnce() -> R + Send,
-    R: Send,
-{
-    pool().install(op)
+/// The pool a free function (`weft::spawn`, `join`, `scope`, `spawn_future`)
+/// acts on when called off a worker: the pool whose worker this thread
+/// stands aside for inside `weft::blocking`, else the global pool. (On a
+/// worker, each acts on the worker's own pool, through the worker.)
+///
+/// The pool returned accepts pushes: the global pool is never dropped, and a
+/// pool with a task inside `blocking` has that task still running.
+pub(crate) fn free_function_pool() -> Arc<Registry> {
+    match crate::context::blocked_pool() {
+        Some(registry) => registry,
+        None => Arc::clone(pool().registry()),
+    }
 }

@@ -37,10 +37,7 @@ where
 {
     match WorkerThread::current() {
         Some(worker) => join_on(worker, a, b),
-        None => match crate::blocking::blocked_pool() {
-            Some(registry) => crate::pool::install(&registry, || join(a, b)),
-            None => crate::global::install(|| join(a, b)),
-        },
+        None => crate::pool::install(&crate::global::free_function_pool(), || join(a, b)),
     }
 }
 

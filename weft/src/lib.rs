@@ -98,6 +98,8 @@ mod block_on;
 mod blocking;
 #[cfg(not(loom))]
 mod builder;
+#[cfg(not(loom))]
+mod context;
 mod facade;
 #[cfg(not(loom))]
 mod future;
@@ -176,14 +178,11 @@ where
     match worker::WorkerThread::current() {
         // SAFETY: `F: 'static`, so the job borrows nothing.
         Some(worker) => worker.push(unsafe { job::ClosureJob::new_ref(task) }),
-        None => match blocking::blocked_pool() {
-            Some(registry) => {
-                if task::spawn_in(&registry, task).is_err() {
-                    unreachable!("a pool with a task in `blocking` accepts spawns");
-                }
+        None => {
+            if task::spawn_in(&global::free_function_pool(), task).is_err() {
+                unreachable!("the pool of a free function accepts spawns");
             }
-            None => global::pool().spawn(task),
-        },
+        }
     }
 }
 

@@ -72,6 +72,10 @@ impl Pool {
         Pool { registry, threads }
     }
 
+    pub(crate) fn registry(&self) -> &Arc<Registry> {
+        &self.registry
+    }
+
     /// Number of worker threads.
     pub fn workers(&self) -> usize {
         self.registry.num_workers()
@@ -285,7 +289,7 @@ impl Drop for Pool {
         // workers still drain and exit, detached. That includes a task inside
         // `weft::blocking`, whose thread is then not counted as a worker.
         let inside = WorkerThread::current().is_some_and(|worker| worker.is_in(&self.registry))
-            || crate::blocking::is_blocked_in(&self.registry);
+            || crate::context::is_blocked_in(&self.registry);
         if !inside {
             for thread in self.threads.drain(..) {
                 let _ = thread.join();

@@ -52,6 +52,7 @@ use crossbeam_deque::{Injector, Stealer};
 use crossbeam_utils::CachePadded;
 
 use crate::blocking::Spares;
+use crate::facade::lock;
 use crate::future::ParkedFutures;
 use crate::job::JobRef;
 use crate::sleep::Sleep;
@@ -230,7 +231,7 @@ impl Registry {
         // SeqCst on both: the count and the closed flag must be ordered against
         // `close` and `is_drained`, which use SeqCst too.
         self.external_pushed.fetch_add(1, Ordering::SeqCst);
-        if self.closed.load(Ordering::SeqCst) && !crate::blocking::is_blocked_in(self) {
+        if self.closed.load(Ordering::SeqCst) && !crate::context::is_blocked_in(self) {
             self.external_refused.fetch_add(1, Ordering::SeqCst);
             // A worker's drain check between our two counts found the books
             // one short and may have parked for good: now that they balance
@@ -338,7 +339,7 @@ impl Registry {
     /// Moves a closed, drained pool to stopping: no spare is lent any more,
     /// and every thread of the pool is told to run its stop hook.
     fn begin_stopping(&self) {
-        let decided = self.stop_decision.lock().unwrap_or_else(|e| e.into_inner());
+        let decided = lock(&self.stop_decision);
         if self.is_stopping() {
             return;
         }

@@ -6,6 +6,7 @@ use std::marker::PhantomData;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::{Arc, Mutex};
 
+use crate::facade::lock;
 use crate::job::ClosureJob;
 use crate::latch::{CountLatch, Latch};
 use crate::pool::SendPtr;
@@ -47,10 +48,7 @@ where
 {
     match WorkerThread::current() {
         Some(worker) => scope_on(worker, op),
-        None => match crate::blocking::blocked_pool() {
-            Some(registry) => crate::pool::install(&registry, || scope(op)),
-            None => crate::global::install(|| scope(op)),
-        },
+        None => crate::pool::install(&crate::global::free_function_pool(), || scope(op)),
     }
 }
 
@@ -126,10 +124,7 @@ impl<'scope> Scope<'scope> {
     /// after the lock, containing a panic of their destructors, so that the
     /// task still releases its count.
     fn record_panic(&self, payload: Box<dyn Any + Send>) {
-        let mut first = self
-            .panic
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut first = lock(&self.panic);
         let later = match *first {
             None => {
                 *first = Some(payload);
@@ -144,9 +139,6 @@ impl<'scope> Scope<'scope> {
     }
 
     fn take_panic(&self) -> Option<Box<dyn Any + Send>> {
-        self.panic
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .take()
+        lock(&self.panic).take()
     }
 }

@@ -11,6 +11,7 @@ use std::task::{Context, Poll, Waker};
 use std::thread;
 use std::time::{Duration, Instant};
 
+use crate::facade::lock;
 use crate::job::ClosureJob;
 use crate::registry::Registry;
 use crate::waiter::{block_until, Waiter};
@@ -114,12 +115,6 @@ impl<T> Packet<T> {
         // Acquire: pairs with `complete`'s Release store.
         self.done.load(Ordering::Acquire)
     }
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// The result of a task started with [`Pool::spawn_with_handle`](crate::Pool::spawn_with_handle)

@@ -18,7 +18,7 @@
 //! to one small shared ring (`outside`), locked by injecting threads only.
 
 use std::collections::VecDeque;
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Mutex, MutexGuard};
 use std::time::Instant;
 
 use crossbeam_utils::CachePadded;
@@ -154,7 +154,7 @@ pub(crate) struct Tracer {
 
 fn lock(ring: &Mutex<Ring>) -> MutexGuard<'_, Ring> {
     // Nothing panics while a ring is locked, but a poisoned ring is still valid.
-    ring.lock().unwrap_or_else(PoisonError::into_inner)
+    crate::facade::lock(ring)
 }
 
 impl Tracer {

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use crossbeam_deque::{Steal, Stealer, Worker};
 
+use crate::context::WorkerGuard;
 use crate::job::JobRef;
 use crate::registry::{JobCounters, Registry};
 use crate::sleep::{Idle, Wake};
@@ -30,13 +31,9 @@ const MAX_NEXT_STREAK: u32 = 32;
 
 /// How long a worker whose `join` half was stolen watches for that half's end
 /// before it blocks (see [`WorkerThread::wait_for_stolen_half`]). About one
-/// park-and-wake round trip on the machines measured: watching that long
-/// costs at most as much CPU as the park would have cost in latency.
+/// park-and-wake round trip (docs/TUNING.md): watching that long costs at
+/// most as much CPU as the park would have cost in latency.
 const STOLEN_HALF_WATCH: Duration = Duration::from_micros(20);
-
-thread_local! {
-    static CURRENT: Cell<*const WorkerThread> = const { Cell::new(ptr::null()) };
-}
 
 /// The owner ends of one seat's queues.
 pub(crate) struct SeatQueues {
@@ -82,16 +79,6 @@ pub(crate) struct WorkerThread {
     rng: Cell<u64>,
 }
 
-/// A worker seat set aside by [`WorkerThread::set_aside`]. Not `Send`: it is
-/// restored on the thread that set it aside, inside the same `run_seat` frame.
-pub(crate) struct SetAside(*const WorkerThread);
-
-impl SetAside {
-    pub(crate) fn restore(&self) {
-        CURRENT.with(|current| current.set(self.0));
-    }
-}
-
 /// Ends a poll's mark on its worker (see [`WorkerThread::enter_poll`]).
 pub(crate) struct PollGuard<'a> {
     worker: &'a WorkerThread,
@@ -114,24 +101,11 @@ enum Search {
 }
 
 impl WorkerThread {
-    /// The worker running on this thread, if this thread is a worker.
+    /// The worker running on this thread, if this thread is a worker (see
+    /// context.rs).
     #[inline]
     pub(crate) fn current<'a>() -> Option<&'a WorkerThread> {
-        let worker = CURRENT.with(Cell::get);
-        // SAFETY: the pointer is set by `run_seat` to a WorkerThread on this
-        // thread's stack and cleared before that frame ends. A `SetAside`
-        // (held by `blocking`'s guard, dropped inside the call it guards, so
-        // within that frame and on this thread) only nulls and restores it.
-        // WorkerThread is !Send and !Sync, so references to it never leave
-        // this thread, and none outlive `run_seat`: every caller is inside a
-        // job it executes, or is its `body`.
-        unsafe { worker.as_ref() }
-    }
-
-    /// Makes the calling thread stop counting as a worker (see blocking.rs)
-    /// until [`SetAside::restore`].
-    pub(crate) fn set_aside() -> SetAside {
-        SetAside(CURRENT.with(|current| current.replace(ptr::null())))
+        crate::context::current_worker()
     }
 
     /// This seat's index: a worker's (below `workers`) or a spare's.
@@ -681,25 +655,6 @@ pub(crate) fn run(registry: Arc<Registry>, index: usize, queues: SeatQueues) {
     }
 }
 
-/// Makes the calling thread a worker (`CURRENT`) until dropped, even if the
-/// frame unwinds: a pointer left behind would dangle.
-struct CurrentGuard;
-
-impl CurrentGuard {
-    fn set(worker: &WorkerThread) -> CurrentGuard {
-        CURRENT.with(|current| current.set(worker));
-        CurrentGuard
-    }
-}
-
-impl Drop for CurrentGuard {
-    fn drop(&mut self) {
-        // `CURRENT` has no destructor of its own, so it can be reached even
-        // while the thread's locals are being destroyed.
-        CURRENT.with(|current| current.set(ptr::null()));
-    }
-}
-
 /// Makes this thread the holder of seat `index` (a worker's, or a spare's: see
 /// blocking.rs) for the duration of `body`, after the pool's start hook.
 /// `body` runs the stop hook itself ([`WorkerThread::run_stop_hook`]) when the
@@ -723,7 +678,7 @@ pub(crate) fn run_seat(
             0x9E37_79B9_7F4A_7C15 ^ (index as u64 + 1).wrapping_mul(0xBF58_476D_1CE4_E5B9),
         ),
     };
-    let _current = CurrentGuard::set(&worker);
+    let _current = WorkerGuard::enter(&worker);
     let registry = &*worker.registry;
     run_hook(registry, registry.hooks.on_thread_start.as_deref(), index);
     // What the hook spawned is counted already: the pool may drain now.

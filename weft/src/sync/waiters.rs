@@ -11,7 +11,7 @@
 use std::collections::VecDeque;
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Waker};
 use std::time::Instant;
 
@@ -22,11 +22,7 @@ use crate::waiter::{block_until, Waiter};
 /// Poisoning is ignored: the primitives' own state is only changed by code that
 /// cannot panic half-way, and a `Condvar` hands the guard back to its caller
 /// just as `wait` received it (the caller's data is the caller's to judge).
-pub(super) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
-}
+pub(super) use crate::facade::lock;
 
 /// One registered wait.
 pub(super) struct Slot {

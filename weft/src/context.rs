@@ -1,0 +1,112 @@
+//! Where the calling thread stands: which worker it is, if any, and which
+//! pool it is standing aside for inside `weft::blocking`. Both are
+//! thread-locals without destructors (a raw pointer in a `Cell`), so weft
+//! can be called from other thread-locals' destructors, and each is set
+//! only by a guard that puts the previous value back when dropped, unwinding
+//! included, so no pointer outlives the frame it points into.
+//!
+//! The rule for which pool a free function (`weft::spawn`, `join`, `scope`,
+//! `spawn_future`) acts on is written once, on top of this, in
+//! [`crate::global::free_function_pool`].
+
+use std::cell::Cell;
+use std::marker::PhantomData;
+use std::ptr;
+use std::sync::Arc;
+
+use crate::registry::Registry;
+use crate::worker::WorkerThread;
+
+thread_local! {
+    /// The worker whose loop runs on this thread (set by [`WorkerGuard`]).
+    static CURRENT: Cell<*const WorkerThread> = const { Cell::new(ptr::null()) };
+    /// The pool of the worker this thread was before it entered
+    /// `weft::blocking`, while it is inside (set by [`BlockedGuard`]).
+    static BLOCKED_IN: Cell<*const Registry> = const { Cell::new(ptr::null()) };
+}
+
+/// The worker running on this thread, if this thread is a worker.
+#[inline]
+pub(crate) fn current_worker<'a>() -> Option<&'a WorkerThread> {
+    let worker = CURRENT.with(Cell::get);
+    // SAFETY: a non-null pointer was set by a `WorkerGuard` (or restored by a
+    // `BlockedGuard`) of this thread whose frame is still running: both put
+    // the previous value back when dropped, and the guard's frame owns the
+    // `WorkerThread` it points to. WorkerThread is !Send and !Sync, so the
+    // reference never leaves this thread, and none outlives that frame:
+    // every caller is inside a job the worker executes, or is its loop.
+    unsafe { worker.as_ref() }
+}
+
+/// Makes the calling thread `worker` until dropped.
+pub(crate) struct WorkerGuard<'a> {
+    outer: *const WorkerThread,
+    _worker: PhantomData<&'a WorkerThread>,
+}
+
+impl<'a> WorkerGuard<'a> {
+    pub(crate) fn enter(worker: &'a WorkerThread) -> WorkerGuard<'a> {
+        let outer = CURRENT.with(|current| current.replace(worker));
+        WorkerGuard {
+            outer,
+            _worker: PhantomData,
+        }
+    }
+}
+
+impl Drop for WorkerGuard<'_> {
+    fn drop(&mut self) {
+        CURRENT.with(|current| current.set(self.outer));
+    }
+}
+
+/// While alive, the calling thread is no worker, and free functions act on
+/// `registry`: the thread is inside `weft::blocking` for one of its workers.
+pub(crate) struct BlockedGuard {
+    worker: *const WorkerThread,
+    outer: *const Registry,
+    /// Keeps alive the pool `BLOCKED_IN` points to while it does.
+    _registry: Arc<Registry>,
+}
+
+impl BlockedGuard {
+    pub(crate) fn enter(registry: Arc<Registry>) -> BlockedGuard {
+        let worker = CURRENT.with(|current| current.replace(ptr::null()));
+        let outer = BLOCKED_IN.with(|blocked| blocked.replace(Arc::as_ptr(&registry)));
+        BlockedGuard {
+            worker,
+            outer,
+            _registry: registry,
+        }
+    }
+}
+
+impl Drop for BlockedGuard {
+    fn drop(&mut self) {
+        BLOCKED_IN.with(|blocked| blocked.set(self.outer));
+        CURRENT.with(|current| current.set(self.worker));
+    }
+}
+
+/// The pool whose worker this thread is standing aside for in
+/// `weft::blocking`, if it is inside such a call.
+pub(crate) fn blocked_pool() -> Option<Arc<Registry>> {
+    let registry = BLOCKED_IN.with(Cell::get);
+    if registry.is_null() {
+        return None;
+    }
+    // SAFETY: a non-null `BLOCKED_IN` was set by a `BlockedGuard` of this
+    // thread that is still alive (it restores the outer value when dropped),
+    // and that guard holds a strong reference to this registry, taken with
+    // `Arc::as_ptr`. So the pointer came from an `Arc` that is alive, and
+    // taking one more reference is sound.
+    unsafe {
+        Arc::increment_strong_count(registry);
+        Some(Arc::from_raw(registry))
+    }
+}
+
+/// Whether this thread is inside `weft::blocking` for a worker of `registry`.
+pub(crate) fn is_blocked_in(registry: &Registry) -> bool {
+    ptr::eq(BLOCKED_IN.with(Cell::get), registry)
+}
