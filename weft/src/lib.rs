@@ -156,7 +156,9 @@ pub use crate::scope::{scope, Scope};
 #[cfg(not(loom))]
 pub use crate::stats::{Stats, WorkerStats};
 #[cfg(not(loom))]
-pub use crate::sync::{Condvar, Event, EventMode, Ticket, TicketQueue, WaitGroup};
+pub use crate::sync::{
+    Condvar, Event, EventMode, Ticket, TicketQueue, WaitGroup, WaitTimeoutResult,
+};
 #[cfg(not(loom))]
 pub use crate::task::JoinHandle;
 #[cfg(all(feature = "trace", not(loom)))]

@@ -338,19 +338,32 @@ impl Handle {
     where
         F: FnOnce() + Send + 'static,
     {
-        task::spawn_in(&self.registry, task).map_err(|task| SpawnError { task })
+        task::spawn_in(&self.registry, task).map_err(SpawnError::closed)
     }
 
-    /// As [`Pool::spawn_on`], or gives `task` back if the pool was dropped.
+    /// As [`Pool::spawn_on`], or gives `task` back: if the pool was dropped,
+    /// or if `index` is not one of its workers ([`SpawnError::is_closed`]
+    /// tells the two apart).
     ///
-    /// # Panics
-    /// If `index` is out of range, as [`Pool::spawn_on`].
+    /// ```
+    /// let pool = weft::Pool::builder().workers(2).build().unwrap();
+    /// let handle = pool.handle();
+    /// assert!(handle.spawn_on(1, || ()).is_ok());
+    /// let refused = handle.spawn_on(2, || ()).unwrap_err();
+    /// assert!(!refused.is_closed());
+    /// ```
     pub fn spawn_on<F>(&self, index: usize, task: F) -> Result<(), SpawnError<F>>
     where
         F: FnOnce() + Send + 'static,
     {
-        check_index(&self.registry, index);
-        task::spawn_pinned(&self.registry, index, task).map_err(|task| SpawnError { task })
+        let workers = self.registry.num_workers();
+        if index >= workers {
+            return Err(SpawnError {
+                task,
+                reason: Refusal::NoSuchWorker { index, workers },
+            });
+        }
+        task::spawn_pinned(&self.registry, index, task).map_err(SpawnError::closed)
     }
 
     /// Number of worker threads.
@@ -364,27 +377,60 @@ impl Handle {
     }
 }
 
-/// A task refused because its pool was dropped. [`SpawnError::into_inner`]
-/// gives the task back.
+/// A task a [`Handle`] refused: its pool was dropped, or (`spawn_on`) the
+/// worker index is out of range. [`SpawnError::into_inner`] gives the task
+/// back.
 pub struct SpawnError<F> {
     task: F,
+    reason: Refusal,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Refusal {
+    Closed,
+    NoSuchWorker { index: usize, workers: usize },
 }
 
 impl<F> SpawnError<F> {
+    fn closed(task: F) -> SpawnError<F> {
+        SpawnError {
+            task,
+            reason: Refusal::Closed,
+        }
+    }
+
+    /// The task that was not run.
     pub fn into_inner(self) -> F {
         self.task
+    }
+
+    /// Whether the task was refused because the pool shut down (otherwise,
+    /// `spawn_on` was given an index that is none of the pool's workers).
+    pub fn is_closed(&self) -> bool {
+        matches!(self.reason, Refusal::Closed)
     }
 }
 
 impl<F> fmt::Debug for SpawnError<F> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("SpawnError(pool shut down)")
+        match self.reason {
+            Refusal::Closed => f.write_str("SpawnError(pool shut down)"),
+            Refusal::NoSuchWorker { index, workers } => {
+                write!(f, "SpawnError(no worker {index} in a pool of {workers})")
+            }
+        }
     }
 }
 
 impl<F> fmt::Display for SpawnError<F> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("the pool has shut down; the task was not run")
+        match self.reason {
+            Refusal::Closed => f.write_str("the pool has shut down; the task was not run"),
+            Refusal::NoSuchWorker { index, workers } => write!(
+                f,
+                "spawn_on: worker index {index} out of range for a pool of {workers} workers; the task was not run"
+            ),
+        }
     }
 }
 

@@ -160,7 +160,17 @@ impl<T> JoinHandle<T> {
     /// returned so the caller can wait again.
     pub fn join_timeout(self, timeout: Duration) -> Result<thread::Result<T>, JoinHandle<T>> {
         // A deadline past what `Instant` can hold is no deadline at all.
-        if self.wait_deadline(Instant::now().checked_add(timeout)) {
+        self.join_until(Instant::now().checked_add(timeout))
+    }
+
+    /// As [`JoinHandle::join`], giving up at `deadline`; then the handle is
+    /// returned so the caller can wait again.
+    pub fn join_deadline(self, deadline: Instant) -> Result<thread::Result<T>, JoinHandle<T>> {
+        self.join_until(Some(deadline))
+    }
+
+    fn join_until(self, deadline: Option<Instant>) -> Result<thread::Result<T>, JoinHandle<T>> {
+        if self.wait_deadline(deadline) {
             Ok(self.take())
         } else {
             Err(self)

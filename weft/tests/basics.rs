@@ -157,6 +157,26 @@ fn spawn_on_a_bad_index_panics_clearly() {
 }
 
 #[test]
+fn handle_spawn_on_a_bad_index_gives_the_task_back() {
+    let pool = pool(2);
+    let handle = pool.handle();
+    let (sender, receiver) = std::sync::mpsc::channel();
+    let refused = handle
+        .spawn_on(2, move || sender.send("ran elsewhere").unwrap())
+        .unwrap_err();
+    assert!(!refused.is_closed());
+    assert_eq!(
+        refused.to_string(),
+        "spawn_on: worker index 2 out of range for a pool of 2 workers; the task was not run"
+    );
+    (refused.into_inner())();
+    assert_eq!(receiver.recv().unwrap(), "ran elsewhere");
+    drop(pool);
+    assert!(handle.spawn_on(0, || ()).unwrap_err().is_closed());
+    assert!(handle.spawn(|| ()).unwrap_err().is_closed());
+}
+
+#[test]
 fn broadcast_runs_once_on_every_worker() {
     let pool = pool(8);
     let seen = pool.broadcast(|i| (i, weft::current_worker_index()));

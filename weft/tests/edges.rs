@@ -1186,19 +1186,19 @@ fn duration_checks(pool: &Pool, on_worker: bool) {
     };
     let (guard, timed_out) =
         condvar.wait_timeout_while(mutex, mutex.lock().unwrap(), Duration::MAX, |set| !*set);
-    assert!(*guard && !timed_out);
+    assert!(*guard && !timed_out.timed_out());
     drop(guard);
     notifier.join().unwrap();
     let started = Instant::now();
     let (guard, timed_out) = condvar.wait_timeout(mutex, mutex.lock().unwrap(), Duration::ZERO);
     assert!(
-        timed_out,
+        timed_out.timed_out(),
         "Condvar::wait_timeout(ZERO) without a notification"
     );
     drop(guard);
     let (guard, timed_out) =
         condvar.wait_timeout_while(mutex, mutex.lock().unwrap(), Duration::ZERO, |_| true);
-    assert!(timed_out);
+    assert!(timed_out.timed_out());
     drop(guard);
     assert!(started.elapsed() < prompt);
 }

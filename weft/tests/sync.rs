@@ -787,7 +787,7 @@ fn condvar_notify_after_the_waiter_released_the_mutex_is_not_lost() {
                 notifier.1.notify_one();
             });
             let (guard, timed_out) = condvar.wait_timeout(flag, guard, DEADLOCK_GUARD);
-            assert!(!timed_out);
+            assert!(!timed_out.timed_out());
             assert!(*guard);
             drop(guard);
             thread.join().unwrap();
@@ -801,10 +801,10 @@ fn condvar_wait_timeout_times_out_when_nobody_notifies() {
         let mutex = Mutex::new(0);
         let condvar = Condvar::new();
         let (mut guard, timed_out) = condvar.wait_timeout(&mutex, mutex.lock().unwrap(), SHORT);
-        assert!(timed_out);
+        assert!(timed_out.timed_out());
         *guard += 1; // the mutex is locked again
         let (guard, timed_out) = condvar.wait_timeout_while(&mutex, guard, SHORT, |n| *n > 0);
-        assert!(timed_out);
+        assert!(timed_out.timed_out());
         assert_eq!(*guard, 1);
         drop(guard);
         assert_eq!(waiters(&condvar), 0);
@@ -814,7 +814,10 @@ fn condvar_wait_timeout_times_out_when_nobody_notifies() {
         let inner = Arc::clone(&shared);
         let timed_out = pool.install(move || {
             let (mutex, condvar) = &*inner;
-            condvar.wait_timeout(mutex, mutex.lock().unwrap(), SHORT).1
+            condvar
+                .wait_timeout(mutex, mutex.lock().unwrap(), SHORT)
+                .1
+                .timed_out()
         });
         assert!(timed_out);
         assert_eq!(waiters(&shared.1), 0);
@@ -844,7 +847,7 @@ fn condvar_wait_recovers_a_poisoned_mutex() {
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner());
     let (guard, timed_out) = condvar.wait_timeout(&mutex, guard, SHORT);
-    assert!(timed_out);
+    assert!(timed_out.timed_out());
     assert_eq!(*guard, 7);
 }
 

@@ -15,9 +15,18 @@ use super::waiters::{block_on, lock, WaiterList};
 /// worker helps"), so a task may wait for a condition that a task queued behind
 /// it will make true.
 ///
-/// Stable Rust cannot recover the mutex from a `MutexGuard`, so every wait
-/// takes the mutex as well as its guard; passing a guard of another mutex
-/// panics.
+/// How it differs from `std::sync::Condvar`:
+///
+/// * a wait on a pool worker runs the pool's queued tasks meanwhile (above);
+/// * stable Rust cannot recover the mutex from a `MutexGuard`, so every wait
+///   takes the mutex as well as its guard; passing a guard of another mutex
+///   panics;
+/// * it is `Clone` (clones share one condition variable) and may be used
+///   with several mutexes over its life;
+/// * waits return the guard, not a `LockResult`: poisoning is ignored (below);
+/// * besides `wait_timeout`, it has `wait_deadline` and
+///   `wait_deadline_while`, and any `Duration` is accepted (see the module's
+///   "Waits with a time limit").
 ///
 /// No notification is lost: a wait is registered before the mutex is
 /// released, so any [`notify_one`](Condvar::notify_one) or
@@ -104,8 +113,16 @@ impl Condvar {
     }
 
     /// As [`wait`](Condvar::wait), giving up after `timeout`. Returns the
-    /// guard and whether the wait timed out (`true`: no notification reached
-    /// it).
+    /// guard and whether the wait timed out (no notification reached it).
+    ///
+    /// ```
+    /// use std::sync::Mutex;
+    /// use std::time::Duration;
+    ///
+    /// let (mutex, condvar) = (Mutex::new(()), weft::Condvar::new());
+    /// let (_guard, result) = condvar.wait_timeout(&mutex, mutex.lock().unwrap(), Duration::ZERO);
+    /// assert!(result.timed_out());
+    /// ```
     ///
     /// # Panics
     /// If `guard` does not belong to `mutex`.
@@ -114,8 +131,21 @@ impl Condvar {
         mutex: &'a Mutex<T>,
         guard: MutexGuard<'a, T>,
         timeout: Duration,
-    ) -> (MutexGuard<'a, T>, bool) {
+    ) -> (MutexGuard<'a, T>, WaitTimeoutResult) {
         self.wait_until(mutex, guard, Instant::now().checked_add(timeout))
+    }
+
+    /// As [`wait_timeout`](Condvar::wait_timeout), giving up at `deadline`.
+    ///
+    /// # Panics
+    /// If `guard` does not belong to `mutex`.
+    pub fn wait_deadline<'a, T>(
+        &self,
+        mutex: &'a Mutex<T>,
+        guard: MutexGuard<'a, T>,
+        deadline: Instant,
+    ) -> (MutexGuard<'a, T>, WaitTimeoutResult) {
+        self.wait_until(mutex, guard, Some(deadline))
     }
 
     /// As [`wait_while`](Condvar::wait_while), giving up after `timeout` in
@@ -127,23 +157,53 @@ impl Condvar {
     pub fn wait_timeout_while<'a, T, F>(
         &self,
         mutex: &'a Mutex<T>,
-        mut guard: MutexGuard<'a, T>,
+        guard: MutexGuard<'a, T>,
         timeout: Duration,
-        mut condition: F,
-    ) -> (MutexGuard<'a, T>, bool)
+        condition: F,
+    ) -> (MutexGuard<'a, T>, WaitTimeoutResult)
     where
         F: FnMut(&mut T) -> bool,
     {
-        let deadline = Instant::now().checked_add(timeout);
+        self.wait_until_while(mutex, guard, Instant::now().checked_add(timeout), condition)
+    }
+
+    /// As [`wait_timeout_while`](Condvar::wait_timeout_while), giving up at
+    /// `deadline`.
+    ///
+    /// # Panics
+    /// If `guard` does not belong to `mutex`.
+    pub fn wait_deadline_while<'a, T, F>(
+        &self,
+        mutex: &'a Mutex<T>,
+        guard: MutexGuard<'a, T>,
+        deadline: Instant,
+        condition: F,
+    ) -> (MutexGuard<'a, T>, WaitTimeoutResult)
+    where
+        F: FnMut(&mut T) -> bool,
+    {
+        self.wait_until_while(mutex, guard, Some(deadline), condition)
+    }
+
+    fn wait_until_while<'a, T, F>(
+        &self,
+        mutex: &'a Mutex<T>,
+        mut guard: MutexGuard<'a, T>,
+        deadline: Option<Instant>,
+        mut condition: F,
+    ) -> (MutexGuard<'a, T>, WaitTimeoutResult)
+    where
+        F: FnMut(&mut T) -> bool,
+    {
         while condition(&mut *guard) {
-            let timed_out;
-            (guard, timed_out) = self.wait_until(mutex, guard, deadline);
-            if timed_out {
+            let result;
+            (guard, result) = self.wait_until(mutex, guard, deadline);
+            if result.timed_out() {
                 let still = condition(&mut *guard);
-                return (guard, still);
+                return (guard, WaitTimeoutResult(still));
             }
         }
-        (guard, false)
+        (guard, WaitTimeoutResult(false))
     }
 
     /// Releases the oldest waiting thread, if any.
@@ -163,7 +223,7 @@ impl Condvar {
         mutex: &'a Mutex<T>,
         guard: MutexGuard<'a, T>,
         deadline: Option<Instant>,
-    ) -> (MutexGuard<'a, T>, bool) {
+    ) -> (MutexGuard<'a, T>, WaitTimeoutResult) {
         // The guard's mutex is locked, by us; any other mutex that `try_lock`
         // gets proves the guard is not `mutex`'s. (A mutex locked elsewhere
         // cannot be told apart, but nothing is lost by not catching that.)
@@ -179,6 +239,19 @@ impl Condvar {
         let slot = lock(&self.waiters).register();
         drop(guard);
         let notified = block_on(&self.waiters, &slot, deadline, |list| list);
-        (lock(mutex), !notified)
+        (lock(mutex), WaitTimeoutResult(!notified))
+    }
+}
+
+/// Whether a [`Condvar`] wait with a time limit gave up, as
+/// `std::sync::WaitTimeoutResult` says it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WaitTimeoutResult(bool);
+
+impl WaitTimeoutResult {
+    /// Whether the wait ended because its time ran out: no notification
+    /// reached it (or, for the `_while` forms, the condition still held).
+    pub fn timed_out(&self) -> bool {
+        self.0
     }
 }

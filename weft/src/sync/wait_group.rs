@@ -116,13 +116,19 @@ impl WaitGroup {
 
     /// Blocks until the count is zero. On a worker, runs other tasks meanwhile.
     pub fn wait(&self) {
-        self.wait_deadline(None);
+        self.wait_until(None);
     }
 
     /// As [`wait`](WaitGroup::wait), giving up after `timeout`. Returns whether
     /// the count reached zero.
     pub fn wait_timeout(&self, timeout: Duration) -> bool {
-        self.wait_deadline(Instant::now().checked_add(timeout))
+        self.wait_until(Instant::now().checked_add(timeout))
+    }
+
+    /// As [`wait`](WaitGroup::wait), giving up at `deadline`. Returns whether
+    /// the count reached zero.
+    pub fn wait_deadline(&self, deadline: Instant) -> bool {
+        self.wait_until(Some(deadline))
     }
 
     /// A future ready once the count is zero: the async form of
@@ -149,7 +155,7 @@ impl WaitGroup {
         }
     }
 
-    fn wait_deadline(&self, deadline: Option<Instant>) -> bool {
+    fn wait_until(&self, deadline: Option<Instant>) -> bool {
         let slot = {
             let mut state = lock(&self.shared);
             if state.count == 0 {
