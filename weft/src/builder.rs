@@ -36,17 +36,37 @@ pub enum BuildError {
     /// `workers(0)`, or `WEFT_WORKERS=0`.
     ZeroWorkers,
     /// More workers than the scheduler's counters hold.
-    TooManyWorkers { requested: usize, max: usize },
+    TooManyWorkers {
+        /// The number asked for.
+        requested: usize,
+        /// The most workers a pool can have.
+        max: usize,
+    },
     /// `WEFT_WORKERS` is set but is not a number.
     InvalidWorkersEnv(String),
     /// A stack smaller than [`MIN_STACK_SIZE`].
-    StackTooSmall { requested: usize, min: usize },
+    StackTooSmall {
+        /// The size asked for, in bytes.
+        requested: usize,
+        /// [`MIN_STACK_SIZE`].
+        min: usize,
+    },
     /// The operating system refused to start worker `index`; the workers
     /// already started were stopped and joined.
-    ThreadSpawn { index: usize, source: io::Error },
+    ThreadSpawn {
+        /// The worker that could not start.
+        index: usize,
+        /// What the operating system said.
+        source: io::Error,
+    },
     /// Workers plus [`Builder::max_blocking`] spare seats exceed what the
     /// scheduler's counters hold.
-    TooManyBlocking { requested: usize, max: usize },
+    TooManyBlocking {
+        /// The spare seats asked for.
+        requested: usize,
+        /// The most that fit beside this many workers.
+        max: usize,
+    },
     /// `build_global` was called after the global pool already existed.
     GlobalAlreadyInitialized,
 }
@@ -140,6 +160,7 @@ impl fmt::Debug for Builder {
 }
 
 impl Builder {
+    /// A builder with every setting at its default (as [`Pool::builder`]).
     pub fn new() -> Builder {
         Builder::default()
     }

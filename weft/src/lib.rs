@@ -77,6 +77,8 @@
 //! other work they own has finished.
 
 #![warn(missing_debug_implementations, unsafe_op_in_unsafe_fn)]
+#![deny(missing_docs)]
+#![deny(clippy::undocumented_unsafe_blocks)]
 
 /// Runs the enclosed statement only with the `trace` feature: a tracing hook
 /// in the worker loop. Without the feature it expands to nothing, so the hooks

@@ -41,24 +41,36 @@ pub enum EventKind {
     /// The worker started running a task. The name comes from
     /// [`Pool::spawn_named`](crate::Pool::spawn_named) or
     /// [`name_current_task`](crate::name_current_task).
-    TaskStart { name: Option<&'static str> },
+    TaskStart {
+        /// The task's name, if it was given one.
+        name: Option<&'static str>,
+    },
     /// The task started by the matching `TaskStart` returned (or panicked).
     /// Tasks nest: a task that waits runs other tasks inside its own span.
     TaskEnd,
     /// The worker began sweeping other queues for work.
     SearchStart,
     /// The sweep ended, with a task (`found`) or without one.
-    SearchEnd { found: bool },
+    SearchEnd {
+        /// Whether the sweep found a task.
+        found: bool,
+    },
     /// The worker parked (went to sleep).
     Park,
     /// The worker woke up from a park.
     Wake,
     /// The worker took a task from worker `from`'s queue.
-    Steal { from: usize },
+    Steal {
+        /// The seat stolen from.
+        from: usize,
+    },
     /// A task was pushed onto the global queue, or onto worker `worker`'s
     /// pinned queue (`spawn_on`, `broadcast`), from outside that queue's
     /// owner. Recorded by the thread that pushed it.
-    Inject { worker: Option<usize> },
+    Inject {
+        /// The pinned queue's worker, or `None` for the global queue.
+        worker: Option<usize>,
+    },
 }
 
 /// One recorded event.
@@ -67,6 +79,7 @@ pub enum EventKind {
 pub struct Event {
     /// Nanoseconds since the pool was built (a monotonic clock).
     pub time_ns: u64,
+    /// What happened.
     pub kind: EventKind,
 }
 
