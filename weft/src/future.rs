@@ -18,7 +18,7 @@
 //! A future nobody can wake any more is dropped with its last waker (its
 //! handle then reports `Err`). One that keeps its own waker alive (say, it
 //! owns both ends of a channel) is dropped when its pool is dropped: every
-//! future that went pending is listed, weakly, in its pool's [`ParkedFutures`]
+//! future that went pending is listed, weakly, in its pool's parked list (parked.rs)
 //! for that sweep.
 //!
 //! [`block_on`]: crate::block_on
@@ -37,6 +37,7 @@ use std::thread;
 
 use crate::facade::lock;
 use crate::job::{arc_job_ref, ArcJob, JobRef};
+use crate::parked::Parked;
 use crate::registry::Registry;
 use crate::task::{self, JoinHandle, Packet};
 use crate::unwind::drop_payload;
@@ -53,35 +54,8 @@ struct Task<T> {
     future: Mutex<Option<BoxFuture<T>>>,
     packet: Arc<Packet<T>>,
     registry: Arc<Registry>,
-    /// Whether the task is listed in its pool's [`ParkedFutures`].
+    /// Whether the task is listed in its pool's parked list (parked.rs).
     listed: AtomicBool,
-}
-
-/// What the pool-drop sweep needs of a task, whatever its output type.
-trait Parked: Send + Sync {
-    /// Drops the future if it is waiting for a wake (IDLE).
-    fn cancel_if_idle(&self);
-    fn is_done(&self) -> bool;
-}
-
-/// Every future of one pool that returned `Pending` at least once, weakly,
-/// for [`drop_parked`]. Pruned of finished and freed tasks as it grows. Held
-/// by the pool's registry.
-pub(crate) struct ParkedFutures(Mutex<ParkedList>);
-
-impl Default for ParkedFutures {
-    fn default() -> Self {
-        ParkedFutures(Mutex::new(ParkedList {
-            tasks: Vec::new(),
-            prune_at: 64,
-        }))
-    }
-}
-
-struct ParkedList {
-    tasks: Vec<Weak<dyn Parked>>,
-    /// Length at which the next push prunes the list first.
-    prune_at: usize,
 }
 
 /// The payload a [`JoinHandle`] reports for a future dropped before it finished.
@@ -146,25 +120,7 @@ impl<T: Send + 'static> Task<T> {
             return;
         }
         let weak: Weak<dyn Parked> = Arc::downgrade(&(Arc::clone(self) as Arc<dyn Parked>));
-        // Tasks upgraded while pruning are dropped after unlocking: the last
-        // reference to one may be ours, and its future's destructor may do
-        // anything, including dropping a pool (which takes the list's lock).
-        let mut upgraded = Vec::new();
-        let mut parked = lock(&self.registry.parked_futures.0);
-        if parked.tasks.len() >= parked.prune_at {
-            parked.tasks.retain(|task| match task.upgrade() {
-                Some(task) => {
-                    let keep = !task.is_done();
-                    upgraded.push(task);
-                    keep
-                }
-                None => false,
-            });
-            parked.prune_at = (parked.tasks.len() * 2).max(64);
-        }
-        parked.tasks.push(weak);
-        drop(parked);
-        drop(upgraded);
+        self.registry.parked.list(weak);
     }
 
     /// Drops the future and reports it as dropped. The caller moved the state
@@ -201,7 +157,7 @@ impl<T: Send + 'static> Wake for Task<T> {
 }
 
 impl<T: Send + 'static> Parked for Task<T> {
-    fn cancel_if_idle(&self) {
+    fn abandon_if_waiting(&self) {
         if self.state.cancel_if_idle() {
             self.abandon();
         }
@@ -315,20 +271,6 @@ where
     });
     schedule(task);
     handle
-}
-
-/// Drops every future of `registry` that is waiting for a wake. Called when
-/// its pool is dropped, after its workers have drained the queues and exited:
-/// nothing can poll those futures any more.
-pub(crate) fn drop_parked(registry: &Arc<Registry>) {
-    let listed = std::mem::take(&mut lock(&registry.parked_futures.0).tasks);
-    // Outside the list's lock: dropping a future may wake or drop others, or
-    // a pool, which may take it.
-    let tasks: Vec<Arc<dyn Parked>> = listed.iter().filter_map(Weak::upgrade).collect();
-    drop(listed);
-    for task in &tasks {
-        task.cancel_if_idle();
-    }
 }
 
 /// Spawns `future` on the current worker's pool, or on the global pool outside

@@ -114,6 +114,8 @@ mod join;
 #[cfg(not(loom))]
 mod latch;
 #[cfg(not(loom))]
+mod parked;
+#[cfg(not(loom))]
 mod pool;
 #[cfg(not(loom))]
 mod registry;

@@ -53,8 +53,8 @@ use crossbeam_utils::CachePadded;
 
 use crate::blocking::Spares;
 use crate::facade::lock;
-use crate::future::ParkedFutures;
 use crate::job::JobRef;
+use crate::parked::ParkedTasks;
 use crate::sleep::Sleep;
 use crate::stats::{Stats, WorkerCounters};
 use crate::unwind::drop_payload;
@@ -87,6 +87,131 @@ impl JobCounters {
     pub(crate) fn bump(counter: &AtomicU64) {
         counter.store(counter.load(Ordering::Relaxed) + 1, Ordering::Release);
     }
+}
+
+/// One of the queues others may take from (see [`Registry::shared_queues`]).
+pub(crate) enum SharedQueue<'a> {
+    /// Worker `index`'s queue for `spawn_on`: only that worker takes from it.
+    Pinned(&'a Injector<JobRef>),
+    /// The global queue, for pushes from outside the pool.
+    Global(&'a Injector<JobRef>),
+    /// A seat's local queue (newest first for its owner), from the far end.
+    Local {
+        seat: usize,
+        queue: &'a Stealer<JobRef>,
+    },
+    /// A seat's yield queue (`worker::SeatQueues::yielded`).
+    Yielded {
+        seat: usize,
+        queue: &'a Stealer<JobRef>,
+    },
+}
+
+impl SharedQueue<'_> {
+    /// Whether the queue looks empty. Checked before any steal: a steal from
+    /// a seat's queue pins crossbeam's epoch, which costs far more than two
+    /// loads, and with many workers most queues a searcher passes are empty.
+    #[inline]
+    pub(crate) fn is_empty(&self) -> bool {
+        match self {
+            SharedQueue::Pinned(queue) | SharedQueue::Global(queue) => queue.is_empty(),
+            SharedQueue::Local { queue, .. } | SharedQueue::Yielded { queue, .. } => {
+                queue.is_empty()
+            }
+        }
+    }
+}
+
+/// The queues of [`Registry::shared_queues`], in order.
+pub(crate) struct SharedQueues<'a> {
+    registry: &'a Registry,
+    index: usize,
+    stage: Stage,
+    /// Seats whose queues are visited after the pinned and global ones.
+    seat_count: usize,
+    first: usize,
+    skip: Option<usize>,
+}
+
+#[derive(Clone, Copy)]
+enum Stage {
+    Pinned,
+    Global,
+    /// The `offset`-th seat from `first`: its local queue, then (`yielded`)
+    /// its yield queue.
+    Seat {
+        offset: usize,
+        yielded: bool,
+    },
+}
+
+impl<'a> Iterator for SharedQueues<'a> {
+    type Item = SharedQueue<'a>;
+
+    #[inline]
+    fn next(&mut self) -> Option<SharedQueue<'a>> {
+        let registry = self.registry;
+        loop {
+            match self.stage {
+                Stage::Pinned => {
+                    self.stage = Stage::Global;
+                    if let Some(pinned) = registry.pinned.get(self.index) {
+                        return Some(SharedQueue::Pinned(pinned));
+                    }
+                }
+                Stage::Global => {
+                    self.stage = Stage::Seat {
+                        offset: 0,
+                        yielded: false,
+                    };
+                    return Some(SharedQueue::Global(&registry.injector));
+                }
+                Stage::Seat { offset, yielded } => {
+                    if offset >= self.seat_count {
+                        return None;
+                    }
+                    let seat = (self.first + offset) % self.seat_count;
+                    if Some(seat) == self.skip {
+                        self.stage = Stage::Seat {
+                            offset: offset + 1,
+                            yielded: false,
+                        };
+                        continue;
+                    }
+                    if yielded {
+                        self.stage = Stage::Seat {
+                            offset: offset + 1,
+                            yielded: false,
+                        };
+                        return Some(SharedQueue::Yielded {
+                            seat,
+                            queue: &registry.yield_stealers[seat],
+                        });
+                    }
+                    self.stage = Stage::Seat {
+                        offset,
+                        yielded: true,
+                    };
+                    return Some(SharedQueue::Local {
+                        seat,
+                        queue: &registry.stealers[seat],
+                    });
+                }
+            }
+        }
+    }
+}
+
+/// Which seats' queues [`Registry::shared_queues`] visits after the pinned
+/// and global ones.
+#[derive(Clone, Copy)]
+pub(crate) enum Seats {
+    /// None: the seat's own queues it reads through their owner ends.
+    None,
+    /// Every seat in use but the caller's, from `first` round.
+    Others { first: usize },
+    /// Every seat in use, the caller's too.
+    All,
 }
 
 /// The queues, counters and parking slots are per *seat*: the `workers`
@@ -124,7 +249,7 @@ pub(crate) struct Registry {
     workers_exited: AtomicUsize,
     pub(crate) hooks: Hooks,
     /// This pool's futures that went pending, for the sweep when it is dropped.
-    pub(crate) parked_futures: ParkedFutures,
+    pub(crate) parked: ParkedTasks,
 }
 
 impl Registry {
@@ -160,7 +285,7 @@ impl Registry {
             workers_started: AtomicUsize::new(0),
             workers_exited: AtomicUsize::new(0),
             hooks,
-            parked_futures: ParkedFutures::default(),
+            parked: ParkedTasks::default(),
         }
     }
 
@@ -379,13 +504,39 @@ impl Registry {
         executed == pushed
     }
 
+    /// The one definition of the queues seat `index` may take from that
+    /// others may take from too (the protocol's "a queue", sleep.rs
+    /// invariant 1), in the order a seat looks at them: its pinned queue (a
+    /// worker's only), the global queue, then the local and yield queue of
+    /// each seat in use (`seats`). The worker's own order, its search sweep
+    /// and [`Registry::has_work_for`] all go through here, so none of them
+    /// can leave out a queue that the others count on.
+    #[inline]
+    pub(crate) fn shared_queues(&self, index: usize, seats: Seats) -> SharedQueues<'_> {
+        let in_use = self.seats_in_use();
+        let (first, skip) = match seats {
+            Seats::None => (0, None),
+            Seats::Others { first } => (first % in_use, Some(index)),
+            Seats::All => (0, None),
+        };
+        SharedQueues {
+            registry: self,
+            index,
+            stage: Stage::Pinned,
+            seat_count: if matches!(seats, Seats::None) {
+                0
+            } else {
+                in_use
+            },
+            first,
+            skip,
+        }
+    }
+
     /// Whether a job is visible anywhere worker `index` may take one from.
     pub(crate) fn has_work_for(&self, index: usize) -> bool {
-        !self.injector.is_empty()
-            || self.pinned_queue(index).is_some()
-            || (0..self.seats_in_use()).any(|seat| {
-                !self.stealers[seat].is_empty() || !self.yield_stealers[seat].is_empty()
-            })
+        self.shared_queues(index, Seats::All)
+            .any(|queue| !queue.is_empty())
     }
 
     pub(crate) fn stats(&self) -> Stats {
@@ -421,5 +572,73 @@ impl Registry {
                 drop_payload(payload);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Seats, SharedQueue};
+
+    /// What `shared_queues` visits, as (kind, seat) pairs.
+    fn visited(pool: &crate::Pool, index: usize, seats: Seats) -> Vec<(&'static str, usize)> {
+        pool.registry()
+            .shared_queues(index, seats)
+            .map(|queue| match queue {
+                SharedQueue::Pinned(_) => ("pinned", index),
+                SharedQueue::Global(_) => ("global", 0),
+                SharedQueue::Local { seat, .. } => ("local", seat),
+                SharedQueue::Yielded { seat, .. } => ("yielded", seat),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_shared_queues_are_each_visited_once_in_the_documented_order() {
+        let pool = crate::Pool::builder()
+            .workers(3)
+            .max_blocking(0)
+            .build()
+            .unwrap();
+        assert_eq!(
+            visited(&pool, 1, Seats::None),
+            [("pinned", 1), ("global", 0)]
+        );
+        // A sweep from worker 1 starting at seat 5 % 3 = 2 skips its own seat.
+        assert_eq!(
+            visited(&pool, 1, Seats::Others { first: 5 }),
+            [
+                ("pinned", 1),
+                ("global", 0),
+                ("local", 2),
+                ("yielded", 2),
+                ("local", 0),
+                ("yielded", 0),
+            ]
+        );
+        let all = visited(&pool, 0, Seats::All);
+        assert_eq!(all.len(), 2 + 3 * 2);
+        for seat in 0..3 {
+            assert!(all.contains(&("local", seat)) && all.contains(&("yielded", seat)));
+        }
+    }
+
+    #[test]
+    fn has_work_for_sees_pinned_and_global_tasks() {
+        let pool = crate::Pool::builder().workers(1).build().unwrap();
+        let registry = pool.registry();
+        assert!(!registry.has_work_for(0));
+        // A pinned task on a worker that is busy: visible while it waits.
+        let (release, gate) = std::sync::mpsc::channel::<()>();
+        let (started, running) = std::sync::mpsc::channel();
+        pool.spawn(move || {
+            started.send(()).unwrap();
+            gate.recv().unwrap();
+        });
+        running.recv().unwrap();
+        pool.spawn_on(0, || ());
+        assert!(registry.has_work_for(0));
+        pool.spawn(|| ());
+        assert!(registry.has_work_for(0));
+        release.send(()).unwrap();
     }
 }

@@ -13,7 +13,7 @@ use crossbeam_deque::{Steal, Stealer, Worker};
 
 use crate::context::WorkerGuard;
 use crate::job::JobRef;
-use crate::registry::{JobCounters, Registry};
+use crate::registry::{JobCounters, Registry, Seats, SharedQueue};
 use crate::sleep::{Idle, Wake};
 use crate::stats::WorkerCounters;
 #[cfg(feature = "trace")]
@@ -135,15 +135,22 @@ impl WorkerThread {
     #[inline]
     pub(crate) fn push(&self, job: JobRef) {
         self.count_push();
-        self.local.push(job);
-        self.registry.sleep.notify_work();
+        self.publish(&self.local, job);
     }
 
     /// As [`WorkerThread::push`], for a job not counted in the drain books:
     /// a stack job of `join` (see [`JobRef::run`]).
     #[inline]
     pub(crate) fn push_uncounted(&self, job: JobRef) {
-        self.local.push(job);
+        self.publish(&self.local, job);
+    }
+
+    /// The one way this worker puts a job into one of its queues that others
+    /// take from (`local` or `yielded`): the push, then the notify that the
+    /// protocol pairs with every push (sleep.rs, invariant 1).
+    #[inline(always)]
+    fn publish(&self, queue: &Worker<JobRef>, job: JobRef) {
+        queue.push(job);
         self.registry.sleep.notify_work();
     }
 
@@ -156,8 +163,7 @@ impl WorkerThread {
     /// Queues a job behind this worker's other work (see [`SeatQueues::yielded`]).
     pub(crate) fn push_yielded(&self, job: JobRef) {
         self.count_push();
-        self.yielded.push(job);
-        self.registry.sleep.notify_work();
+        self.publish(&self.yielded, job);
     }
 
     /// Whether a job woken now may go to the `next` slot: a future's poll is
@@ -179,8 +185,7 @@ impl WorkerThread {
     pub(crate) fn push_next(&self, job: JobRef) {
         self.count_push();
         if let Some(previous) = self.next.replace(Some(job)) {
-            self.local.push(previous);
-            self.registry.sleep.notify_work();
+            self.publish(&self.local, previous);
         }
     }
 
@@ -190,8 +195,7 @@ impl WorkerThread {
     #[inline]
     pub(crate) fn flush_next(&self) {
         if let Some(job) = self.next.take() {
-            self.local.push(job);
-            self.registry.sleep.notify_work();
+            self.publish(&self.local, job);
         }
     }
 
@@ -387,8 +391,7 @@ impl WorkerThread {
             }
             Some(job) => {
                 self.next_streak.set(0);
-                self.yielded.push(job);
-                self.registry.sleep.notify_work();
+                self.publish(&self.yielded, job);
             }
             None => self.next_streak.set(0),
         }
@@ -405,18 +408,29 @@ impl WorkerThread {
         if let Some(job) = self.yielded.pop() {
             return Some(job);
         }
-        let registry = &*self.registry;
-        if let Some(pinned) = registry.pinned_queue(self.index) {
-            if let Some(job) = steal_from(|| pinned.steal()) {
-                return Some(job);
+        self.take_pinned_or_global()
+    }
+
+    /// The shared queues a worker takes from without searching: its pinned
+    /// queue, then a batch of the global queue.
+    #[inline]
+    fn take_pinned_or_global(&self) -> Option<JobRef> {
+        for queue in self.registry.shared_queues(self.index, Seats::None) {
+            let found = match queue {
+                _ if queue.is_empty() => None,
+                SharedQueue::Pinned(pinned) => steal_from(|| pinned.steal()),
+                SharedQueue::Global(global) => {
+                    self.batch_moved(steal_from(|| global.steal_batch_and_pop(&self.local)))
+                }
+                SharedQueue::Local { .. } | SharedQueue::Yielded { .. } => {
+                    unreachable!("no seat's queues are visited with Seats::None")
+                }
+            };
+            if found.is_some() {
+                return found;
             }
         }
-        if registry.injector.is_empty() {
-            return None;
-        }
-        self.batch_moved(steal_from(|| {
-            registry.injector.steal_batch_and_pop(&self.local)
-        }))
+        None
     }
 
     /// After a batch of tasks was moved into this worker's local queue (one
@@ -434,14 +448,7 @@ impl WorkerThread {
 
     /// The fairness path: pinned, global, then the oldest job of our own queue.
     fn take_oldest_first(&self) -> Option<JobRef> {
-        let pinned = self.registry.pinned_queue(self.index);
-        pinned
-            .and_then(|pinned| steal_from(|| pinned.steal()))
-            .or_else(|| {
-                self.batch_moved(steal_from(|| {
-                    self.registry.injector.steal_batch_and_pop(&self.local)
-                }))
-            })
+        self.take_pinned_or_global()
             .or_else(|| self.yielded.pop())
             .or_else(|| steal_from(|| self.registry.stealers[self.index].steal()))
     }
@@ -549,10 +556,6 @@ impl WorkerThread {
     /// look in the same queue, and a batch moved here would only make them
     /// search further (and pin more epochs) to find it.
     fn sweep(&self, contended: &mut bool, single: bool) -> Option<JobRef> {
-        let registry = &*self.registry;
-        // Emptiness is checked before each steal: a steal from a worker's queue
-        // pins crossbeam's epoch, which costs far more than two loads, and with
-        // many workers most queues a searcher passes are empty.
         let mut attempt = |steal: Steal<JobRef>| match steal {
             Steal::Success(job) => Some(job),
             Steal::Retry => {
@@ -561,50 +564,51 @@ impl WorkerThread {
             }
             Steal::Empty => None,
         };
-        if let Some(pinned) = registry.pinned_queue(self.index) {
-            if let Some(job) = attempt(pinned.steal()) {
-                return Some(job);
-            }
-        }
-        if !registry.injector.is_empty() {
-            let found = if single {
-                attempt(registry.injector.steal())
-            } else {
-                self.batch_moved(attempt(registry.injector.steal_batch_and_pop(&self.local)))
-            };
-            if found.is_some() {
-                return found;
-            }
-        }
         // Worker seats and the spare seats in use (see blocking.rs).
-        let workers = registry.seats_in_use();
-        let start = self.next_random() as usize % workers;
+        let first = self.next_random() as usize;
         let mut failed = 0;
         let mut found = None;
-        for offset in 0..workers {
-            let victim = (start + offset) % workers;
-            if victim == self.index {
+        for queue in self
+            .registry
+            .shared_queues(self.index, Seats::Others { first })
+        {
+            if queue.is_empty() {
                 continue;
             }
-            for stealer in [&registry.stealers[victim], &registry.yield_stealers[victim]] {
-                if stealer.is_empty() {
+            let (_victim, stealer) = match queue {
+                SharedQueue::Pinned(pinned) => {
+                    found = attempt(pinned.steal());
+                    if found.is_some() {
+                        break;
+                    }
                     continue;
                 }
-                found = if single {
-                    attempt(stealer.steal())
-                } else {
-                    self.batch_moved(attempt(stealer.steal_batch_and_pop(&self.local)))
-                };
-                if found.is_some() {
-                    break;
+                SharedQueue::Global(global) => {
+                    found = if single {
+                        attempt(global.steal())
+                    } else {
+                        self.batch_moved(attempt(global.steal_batch_and_pop(&self.local)))
+                    };
+                    if found.is_some() {
+                        break;
+                    }
+                    continue;
                 }
-                failed += 1;
-            }
+                SharedQueue::Local { seat, queue } | SharedQueue::Yielded { seat, queue } => {
+                    (seat, queue)
+                }
+            };
+            found = if single {
+                attempt(stealer.steal())
+            } else {
+                self.batch_moved(attempt(stealer.steal_batch_and_pop(&self.local)))
+            };
             if found.is_some() {
                 WorkerCounters::add(&self.stats().stolen, 1);
-                trace_hook!(self.trace(EventKind::Steal { from: victim }));
+                trace_hook!(self.trace(EventKind::Steal { from: _victim }));
                 break;
             }
+            failed += 1;
         }
         if failed > 0 {
             WorkerCounters::add(&self.stats().failed_steals, failed);
@@ -651,7 +655,7 @@ pub(crate) fn run(registry: Arc<Registry>, index: usize, queues: SeatQueues) {
     // Outside the worker context, as on the thread that drops a pool: the
     // futures' destructors may use weft.
     if pool.worker_exited() {
-        crate::future::drop_parked(&pool);
+        pool.parked.abandon_waiting();
     }
 }
 
