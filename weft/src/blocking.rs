@@ -56,9 +56,9 @@ use std::thread::JoinHandle as ThreadHandle;
 
 use crate::context::BlockedGuard;
 use crate::facade::{lock, wait};
-use crate::registry::Registry;
-use crate::unwind::Payload;
-use crate::worker::{SeatQueues, WorkerThread};
+use crate::sched::registry::Registry;
+use crate::sched::unwind::Payload;
+use crate::sched::worker::{SeatQueues, WorkerThread};
 
 /// Runs `call` — a call that blocks the thread (I/O, a sleep, a lock another
 /// thread holds) — from a task without shrinking the pool's capacity: while it
@@ -432,7 +432,7 @@ impl Spares {
 
 fn spare_main(registry: Arc<Registry>, slot: Arc<SpareSlot>, local: SeatQueues) {
     let seat = slot.seat;
-    crate::worker::run_seat(registry, seat, local, |worker| {
+    crate::sched::worker::run_seat(registry, seat, local, |worker| {
         let registry = worker.registry_arc();
         while slot.next_order() {
             worker.wait_until(&|| slot.may_leave() || registry.is_stopping());

@@ -7,15 +7,15 @@
 //!
 //! The rule for which pool a free function (`weft::spawn`, `join`, `scope`,
 //! `spawn_future`) acts on is written once, on top of this, in
-//! [`crate::global::free_function_pool`].
+//! [`crate::api::global::free_function_pool`].
 
 use std::cell::Cell;
 use std::marker::PhantomData;
 use std::ptr;
 use std::sync::Arc;
 
-use crate::registry::Registry;
-use crate::worker::WorkerThread;
+use crate::sched::registry::Registry;
+use crate::sched::worker::WorkerThread;
 
 thread_local! {
     /// The worker whose loop runs on this thread (set by [`WorkerGuard`]).

@@ -94,77 +94,49 @@ macro_rules! trace_hook {
     ($($hook:tt)*) => {};
 }
 
+// The layers, in the order they depend on each other: the crate-wide sync
+// facade and thread context; the core scheduler; the API over it; the
+// extensions, each over the core and the API (see each folder's module docs).
 #[cfg(not(loom))]
-mod block_on;
+mod api;
 #[cfg(not(loom))]
 mod blocking;
 #[cfg(not(loom))]
-mod builder;
-#[cfg(not(loom))]
 mod context;
 mod facade;
-#[cfg(not(loom))]
 mod future;
-#[cfg(not(loom))]
-mod global;
-#[cfg(not(loom))]
-mod job;
-#[cfg(not(loom))]
-mod join;
-#[cfg(not(loom))]
-mod latch;
-#[cfg(not(loom))]
-mod parked;
-#[cfg(not(loom))]
-mod pool;
-#[cfg(not(loom))]
-mod registry;
-#[cfg(not(loom))]
-mod scope;
-pub(crate) mod sleep;
+mod sched;
 #[cfg(not(loom))]
 mod stats;
 #[cfg(not(loom))]
 mod sync;
-#[cfg(not(loom))]
-mod task;
-mod task_state;
 #[cfg(all(feature = "trace", not(loom)))]
 pub mod trace;
-#[cfg(not(loom))]
-mod unwind;
-#[cfg(not(loom))]
-mod waiter;
-#[cfg(not(loom))]
-mod worker;
-
-#[cfg(all(test, loom))]
-mod sleep_loom_tests;
 
 #[cfg(not(loom))]
-pub use crate::block_on::{block_on, yield_now, YieldNow};
-#[cfg(not(loom))]
-pub use crate::blocking::blocking;
-#[cfg(not(loom))]
-pub use crate::builder::{
+pub use crate::api::builder::{
     BuildError, Builder, DEFAULT_MAX_BLOCKING, DEFAULT_SPIN, MIN_STACK_SIZE, WORKERS_ENV,
 };
 #[cfg(not(loom))]
-pub use crate::future::spawn_future;
+pub use crate::api::join::join;
 #[cfg(not(loom))]
-pub use crate::join::join;
+pub use crate::api::pool::{Handle, Pool, SpawnError};
 #[cfg(not(loom))]
-pub use crate::pool::{Handle, Pool, SpawnError};
+pub use crate::api::scope::{scope, Scope};
 #[cfg(not(loom))]
-pub use crate::scope::{scope, Scope};
+pub use crate::api::task::JoinHandle;
+#[cfg(not(loom))]
+pub use crate::blocking::blocking;
+#[cfg(not(loom))]
+pub use crate::future::block_on::{block_on, yield_now, YieldNow};
+#[cfg(not(loom))]
+pub use crate::future::spawn::spawn_future;
 #[cfg(not(loom))]
 pub use crate::stats::{Stats, WorkerStats};
 #[cfg(not(loom))]
 pub use crate::sync::{
     Condvar, Event, EventMode, Ticket, TicketQueue, WaitGroup, WaitTimeoutResult,
 };
-#[cfg(not(loom))]
-pub use crate::task::JoinHandle;
 #[cfg(all(feature = "trace", not(loom)))]
 pub use crate::trace::Trace;
 
@@ -181,11 +153,11 @@ pub fn spawn<F>(task: F)
 where
     F: FnOnce() + Send + 'static,
 {
-    match worker::WorkerThread::current() {
+    match sched::worker::WorkerThread::current() {
         // SAFETY: `F: 'static`, so the job borrows nothing.
-        Some(worker) => worker.push(unsafe { job::ClosureJob::new_ref(task) }),
+        Some(worker) => worker.push(unsafe { sched::job::ClosureJob::new_ref(task) }),
         None => {
-            if task::spawn_in(&global::free_function_pool(), task).is_err() {
+            if api::task::spawn_in(&api::global::free_function_pool(), task).is_err() {
                 unreachable!("the pool of a free function accepts spawns");
             }
         }
@@ -202,7 +174,7 @@ where
 /// `workers()` and have no pinned queue.
 #[cfg(not(loom))]
 pub fn current_worker_index() -> Option<usize> {
-    worker::WorkerThread::current().and_then(worker::WorkerThread::worker_index)
+    sched::worker::WorkerThread::current().and_then(sched::worker::WorkerThread::worker_index)
 }
 
 /// Names the task running on the calling worker in its pool's trace (cargo

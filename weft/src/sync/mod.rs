@@ -4,7 +4,7 @@
 //!
 //! Every wait follows one protocol (see `waiters.rs`): under the primitive's
 //! lock, check the condition and, if it does not hold, register the calling
-//! thread; unlock; then block in `crate::waiter::block_until`, which on a pool
+//! thread; unlock; then block in `crate::sched::waiter::block_until`, which on a pool
 //! worker runs other tasks of the pool until the wait is released. Whoever
 //! makes the condition true releases the registered waits under the same lock
 //! and wakes them after unlocking. So a worker waiting on work still queued in

@@ -11,8 +11,8 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 
 use super::waiters::{block_on, lock, AsyncWait, Released, WaiterList};
-use crate::registry::Registry;
-use crate::worker::WorkerThread;
+use crate::sched::registry::Registry;
+use crate::sched::worker::WorkerThread;
 
 /// A queue that hands out [`Ticket`]s, each *called* (allowed to run its
 /// critical section) once every ticket taken before it is done.
@@ -320,10 +320,10 @@ where
 {
     match pool {
         Some(registry) => {
-            if let Err(job) = crate::task::spawn_in(&registry, job) {
+            if let Err(job) = crate::api::task::spawn_in(&registry, job) {
                 // That pool has shut down since; the section must still run,
                 // or every later ticket would wait forever.
-                crate::global::pool().spawn(job);
+                crate::api::global::pool().spawn(job);
             }
         }
         None => crate::spawn(job),

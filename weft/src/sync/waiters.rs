@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Waker};
 use std::time::Instant;
 
-use crate::waiter::{block_until, Waiter};
+use crate::sched::waiter::{block_until, Waiter};
 
 /// Locks a mutex of this module, or a user's mutex handed to a `Condvar`.
 ///

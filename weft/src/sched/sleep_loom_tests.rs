@@ -19,7 +19,7 @@ use loom::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use loom::sync::{Arc, Condvar, Mutex};
 use loom::thread;
 
-use crate::sleep::{Idle, Sleep, Wake};
+use crate::sched::sleep::{Idle, Sleep, Wake};
 
 struct Model {
     sleep: Sleep,

@@ -12,10 +12,10 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use crate::facade::lock;
-use crate::job::ClosureJob;
-use crate::registry::Registry;
-use crate::waiter::{block_until, Waiter};
-use crate::worker::WorkerThread;
+use crate::sched::job::ClosureJob;
+use crate::sched::registry::Registry;
+use crate::sched::waiter::{block_until, Waiter};
+use crate::sched::worker::WorkerThread;
 
 /// Queues `task` on `registry`: on the calling worker's own queue if it belongs
 /// to that pool, else on the global queue. Gives the task back if the pool is

@@ -6,8 +6,8 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::thread::{self, Thread};
 
-use crate::registry::Registry;
-use crate::worker::WorkerThread;
+use crate::sched::registry::Registry;
+use crate::sched::worker::WorkerThread;
 
 /// Something a finished job signals.
 pub(crate) trait Latch {

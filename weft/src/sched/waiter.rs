@@ -9,8 +9,8 @@ use std::sync::Arc;
 use std::thread::{self, Thread};
 use std::time::Instant;
 
-use crate::registry::Registry;
-use crate::worker::WorkerThread;
+use crate::sched::registry::Registry;
+use crate::sched::worker::WorkerThread;
 
 /// A thread blocked in [`block_until`], as the party that will wake it sees it.
 #[derive(Clone)]

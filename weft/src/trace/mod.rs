@@ -23,8 +23,8 @@ use std::time::Instant;
 
 use crossbeam_utils::CachePadded;
 
-use crate::registry::Registry;
-use crate::worker::WorkerThread;
+use crate::sched::registry::Registry;
+use crate::sched::worker::WorkerThread;
 
 /// [`Trace::write_chrome_json`].
 mod chrome;

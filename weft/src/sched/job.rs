@@ -14,7 +14,7 @@ use std::mem::{self, MaybeUninit};
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::Arc;
 
-use crate::latch::Latch;
+use crate::sched::latch::Latch;
 
 /// A job's data word: a pointer to the job, or a small closure's own bytes
 /// (any of which may be uninitialised padding, hence `MaybeUninit`).

@@ -12,9 +12,9 @@ use std::time::{Duration, Instant};
 use crossbeam_deque::{Steal, Stealer, Worker};
 
 use crate::context::WorkerGuard;
-use crate::job::JobRef;
-use crate::registry::{JobCounters, Registry, Seats, SharedQueue};
-use crate::sleep::{Idle, Wake};
+use crate::sched::job::JobRef;
+use crate::sched::registry::{JobCounters, Registry, Seats, SharedQueue};
+use crate::sched::sleep::{Idle, Wake};
 use crate::stats::WorkerCounters;
 #[cfg(feature = "trace")]
 use crate::trace::{self, EventKind};

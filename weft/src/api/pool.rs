@@ -5,14 +5,14 @@ use std::fmt;
 use std::sync::Arc;
 use std::thread::JoinHandle as ThreadHandle;
 
-use crate::builder::Builder;
-use crate::job::{ClosureJob, StackJob};
-use crate::latch::{CountLatch, Latch, OwnerLatch};
-use crate::registry::Registry;
-use crate::scope::Scope;
+use crate::api::builder::Builder;
+use crate::api::scope::Scope;
+use crate::api::task::{self, JoinHandle};
+use crate::sched::job::{ClosureJob, StackJob};
+use crate::sched::latch::{CountLatch, Latch, OwnerLatch};
+use crate::sched::registry::Registry;
+use crate::sched::worker::WorkerThread;
 use crate::stats::Stats;
-use crate::task::{self, JoinHandle};
-use crate::worker::WorkerThread;
 
 /// A pool of worker threads that run tasks, stealing from each other when idle
 /// and parking (using no CPU) when there is nothing to do.
@@ -184,7 +184,7 @@ impl Pool {
         RA: Send,
         RB: Send,
     {
-        self.install(|| crate::join::join(a, b))
+        self.install(|| crate::api::join::join(a, b))
     }
 
     /// Creates a scope in which tasks may borrow from the caller's stack; waits
@@ -194,7 +194,7 @@ impl Pool {
         OP: FnOnce(&Scope<'scope>) -> R + Send,
         R: Send,
     {
-        self.install(|| crate::scope::scope(op))
+        self.install(|| crate::api::scope::scope(op))
     }
 
     /// Runs `op` once on every worker, in parallel, and returns the results in
@@ -257,7 +257,7 @@ impl Pool {
         F: std::future::Future + Send + 'static,
         F::Output: Send + 'static,
     {
-        crate::future::spawn_in(&self.registry, future)
+        crate::future::spawn::spawn_in(&self.registry, future)
     }
 
     /// Runs `future` to completion on a worker of this pool (as
@@ -278,7 +278,7 @@ impl Pool {
         F: std::future::Future + Send,
         F::Output: Send,
     {
-        self.install(|| crate::block_on::block_on(future))
+        self.install(|| crate::future::block_on::block_on(future))
     }
 }
 
@@ -512,7 +512,7 @@ where
             Err(payload) if first_panic.is_none() => first_panic = Some(payload),
             // Only the first panic is raised; a later payload's destructor
             // must not unwind from here (unwind.rs).
-            Err(payload) => crate::unwind::drop_payload(payload),
+            Err(payload) => crate::sched::unwind::drop_payload(payload),
         }
     }
     match first_panic {

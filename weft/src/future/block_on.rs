@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::task::{Context, Poll, Wake, Waker};
 
-use crate::waiter::{block_until, Waiter};
+use crate::sched::waiter::{block_until, Waiter};
 
 /// Wakes a thread blocked in [`block_on`].
 struct BlockOnWaker {

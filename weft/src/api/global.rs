@@ -3,9 +3,9 @@
 
 use std::sync::{Arc, OnceLock};
 
-use crate::builder::{BuildError, Builder};
-use crate::pool::Pool;
-use crate::registry::Registry;
+use crate::api::builder::{BuildError, Builder};
+use crate::api::pool::Pool;
+use crate::sched::registry::Registry;
 
 static GLOBAL: OnceLock<Pool> = OnceLock::new();
 

@@ -21,10 +21,10 @@
 //! future that went pending is listed, weakly, in its pool's parked list (parked.rs)
 //! for that sweep.
 //!
-//! [`block_on`]: crate::block_on
+//! [`block_on`]: crate::future::block_on
 //! [`yield_now`]: crate::yield_now
 
-use crate::task_state::TaskState;
+use crate::future::task_state::TaskState;
 use std::any::Any;
 use std::fmt;
 use std::future::Future;
@@ -35,13 +35,13 @@ use std::sync::{Arc, Mutex, Weak};
 use std::task::{Context, Poll, Wake, Waker};
 use std::thread;
 
+use crate::api::task::{self, JoinHandle, Packet};
 use crate::facade::lock;
-use crate::job::{arc_job_ref, ArcJob, JobRef};
-use crate::parked::Parked;
-use crate::registry::Registry;
-use crate::task::{self, JoinHandle, Packet};
-use crate::unwind::drop_payload;
-use crate::worker::WorkerThread;
+use crate::sched::job::{arc_job_ref, ArcJob, JobRef};
+use crate::sched::parked::Parked;
+use crate::sched::registry::Registry;
+use crate::sched::unwind::drop_payload;
+use crate::sched::worker::WorkerThread;
 
 type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
 
@@ -141,7 +141,7 @@ impl<T: Send + 'static> Task<T> {
 
 /// Drops a future, catching a panic of its destructor.
 fn drop_future<T>(future: Option<T>) -> thread::Result<()> {
-    crate::unwind::drop_caught(future)
+    crate::sched::unwind::drop_caught(future)
 }
 
 impl<T: Send + 'static> Wake for Task<T> {
@@ -287,6 +287,6 @@ where
 {
     match WorkerThread::current() {
         Some(worker) => spawn_in(worker.registry_arc(), future),
-        None => spawn_in(&crate::global::free_function_pool(), future),
+        None => spawn_in(&crate::api::global::free_function_pool(), future),
     }
 }

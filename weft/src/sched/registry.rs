@@ -53,11 +53,11 @@ use crossbeam_utils::CachePadded;
 
 use crate::blocking::Spares;
 use crate::facade::lock;
-use crate::job::JobRef;
-use crate::parked::ParkedTasks;
-use crate::sleep::Sleep;
+use crate::sched::job::JobRef;
+use crate::sched::parked::ParkedTasks;
+use crate::sched::sleep::Sleep;
+use crate::sched::unwind::drop_payload;
 use crate::stats::{Stats, WorkerCounters};
-use crate::unwind::drop_payload;
 
 pub(crate) type PanicHandler = Box<dyn Fn(Box<dyn Any + Send>) + Send + Sync>;
 pub(crate) type ThreadHook = Box<dyn Fn(usize) + Send + Sync>;

@@ -7,11 +7,11 @@ use std::panic::{self, AssertUnwindSafe};
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::api::pool::Pool;
 use crate::blocking::{SpareThreads, Spares};
-use crate::pool::Pool;
-use crate::registry::{Hooks, PanicHandler, Registry, ThreadHook};
-use crate::sleep::MAX_WORKERS;
-use crate::worker::SeatQueues;
+use crate::sched::registry::{Hooks, PanicHandler, Registry, ThreadHook};
+use crate::sched::sleep::MAX_WORKERS;
+use crate::sched::worker::SeatQueues;
 
 /// The environment variable that sets the default number of workers.
 pub const WORKERS_ENV: &str = "WEFT_WORKERS";
@@ -407,7 +407,7 @@ impl Builder {
                         if let Some(core) = core {
                             core_affinity::set_for_current(core);
                         }
-                        crate::worker::run(worker_registry, index, local);
+                        crate::sched::worker::run(worker_registry, index, local);
                     })
                 }));
                 match spawned {
@@ -447,7 +447,7 @@ impl Builder {
     /// use outside any pool. Fails if it already exists (it is built lazily
     /// with defaults on first use).
     pub fn build_global(self) -> Result<(), BuildError> {
-        crate::global::install_builder(self)
+        crate::api::global::install_builder(self)
     }
 }
 

@@ -7,10 +7,10 @@
 
 use std::panic::{self, AssertUnwindSafe};
 
-use crate::job::{JobResult, StackJob};
-use crate::latch::OwnerLatch;
-use crate::unwind::drop_payload;
-use crate::worker::WorkerThread;
+use crate::sched::job::{JobResult, StackJob};
+use crate::sched::latch::OwnerLatch;
+use crate::sched::unwind::drop_payload;
+use crate::sched::worker::WorkerThread;
 
 /// Runs `a` and `b`, possibly in parallel, and returns both results.
 ///
@@ -37,7 +37,7 @@ where
 {
     match WorkerThread::current() {
         Some(worker) => join_on(worker, a, b),
-        None => crate::pool::install(&crate::global::free_function_pool(), || join(a, b)),
+        None => crate::api::pool::install(&crate::api::global::free_function_pool(), || join(a, b)),
     }
 }
 

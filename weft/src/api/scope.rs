@@ -6,13 +6,13 @@ use std::marker::PhantomData;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::{Arc, Mutex};
 
+use crate::api::pool::SendPtr;
 use crate::facade::lock;
-use crate::job::ClosureJob;
-use crate::latch::{CountLatch, Latch};
-use crate::pool::SendPtr;
-use crate::registry::Registry;
-use crate::unwind::drop_payload;
-use crate::worker::WorkerThread;
+use crate::sched::job::ClosureJob;
+use crate::sched::latch::{CountLatch, Latch};
+use crate::sched::registry::Registry;
+use crate::sched::unwind::drop_payload;
+use crate::sched::worker::WorkerThread;
 
 /// A scope in which to spawn tasks that borrow data living at least `'scope`.
 /// Made by [`scope`] or [`Pool::scope`](crate::Pool::scope).
@@ -48,7 +48,7 @@ where
 {
     match WorkerThread::current() {
         Some(worker) => scope_on(worker, op),
-        None => crate::pool::install(&crate::global::free_function_pool(), || scope(op)),
+        None => crate::api::pool::install(&crate::api::global::free_function_pool(), || scope(op)),
     }
 }
 

@@ -1,0 +1,17 @@
+//! The API a user calls, over the core (`crate::sched`): [`Pool`](crate::Pool),
+//! [`Handle`](crate::Handle) and [`Builder`](crate::Builder) (`pool`,
+//! `builder`), the global pool and the one rule for which pool a free
+//! function acts on (`global`), `join`, `scope`, and fire-and-forget tasks
+//! with their [`JoinHandle`](crate::JoinHandle) (`task`). The free functions
+//! themselves (`weft::spawn`, `current_worker_index`) are at the crate root.
+//!
+//! It depends on the core and never on the extensions (futures, `blocking`,
+//! `sync`, `trace`, `stats`): those add their methods to `Pool` in their own
+//! modules (`impl Pool` blocks beside the code they call).
+
+pub(crate) mod builder;
+pub(crate) mod global;
+pub(crate) mod join;
+pub(crate) mod pool;
+pub(crate) mod scope;
+pub(crate) mod task;
