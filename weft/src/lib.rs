@@ -194,7 +194,7 @@ pub fn current_worker_index() -> Option<usize> {
 #[inline]
 pub fn name_current_task(name: &'static str) {
     #[cfg(feature = "trace")]
-    trace::name_current_task(name);
+    sched::recorder::name_current_task(name);
     #[cfg(not(feature = "trace"))]
     let _ = name;
 }

@@ -1,42 +1,50 @@
-//! Counters of what the scheduler did, per worker: always on, and cheap enough
-//! not to show in the benchmarks. Each worker writes only its own counters
-//! (plain load-then-store, no read-modify-write), readers take a snapshot.
+//! What the scheduler did, per worker ([`Pool::stats`]): a snapshot of the
+//! counters the core keeps (`sched/counters.rs`).
 
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-/// A worker's live counters.
-#[derive(Default)]
-pub(crate) struct WorkerCounters {
-    pub(crate) stolen: AtomicU64,
-    pub(crate) failed_steals: AtomicU64,
-    pub(crate) parks: AtomicU64,
-    pub(crate) wakeups: AtomicU64,
-    pub(crate) wakeups_without_work: AtomicU64,
-    pub(crate) searching_ns: AtomicU64,
-    pub(crate) parked_ns: AtomicU64,
+use crate::sched::counters::WorkerCounters;
+use crate::sched::registry::Registry;
+use crate::Pool;
+
+impl Pool {
+    /// A snapshot of what the workers did so far: tasks run and stolen, parks,
+    /// wake-ups, time searching and parked. See [`Stats`].
+    pub fn stats(&self) -> Stats {
+        snapshot(self.registry())
+    }
 }
 
-impl WorkerCounters {
-    /// Adds to a counter only its owner writes. Relaxed: the counters are
-    /// statistics; no decision depends on them.
-    pub(crate) fn add(counter: &AtomicU64, amount: u64) {
-        counter.store(counter.load(Ordering::Relaxed) + amount, Ordering::Relaxed);
-    }
+/// The snapshot behind [`Pool::stats`].
+fn snapshot(registry: &Registry) -> Stats {
+    let counts = registry.sleep.counts();
+    let mut seats = registry
+        .stats
+        .iter()
+        .zip(registry.counters.iter())
+        // Relaxed: a statistic; no decision depends on it.
+        .map(|(stats, jobs)| worker_stats(stats, jobs.executed.load(Ordering::Relaxed)));
+    let workers = seats.by_ref().take(registry.num_workers()).collect();
+    let mut stats = Stats::new(workers, seats.collect());
+    stats.searching_now = counts.searching as usize;
+    stats.sleeping_now = counts.sleeping as usize;
+    stats
+}
 
-    pub(crate) fn snapshot(&self, tasks_run: u64) -> WorkerStats {
-        let read = |counter: &AtomicU64| counter.load(Ordering::Relaxed);
-        WorkerStats {
-            tasks_run,
-            tasks_stolen: read(&self.stolen),
-            failed_steals: read(&self.failed_steals),
-            parks: read(&self.parks),
-            wakeups: read(&self.wakeups),
-            wakeups_without_work: read(&self.wakeups_without_work),
-            searching: Duration::from_nanos(read(&self.searching_ns)),
-            parked: Duration::from_nanos(read(&self.parked_ns)),
-        }
+/// One seat's counters as its stats.
+fn worker_stats(counters: &WorkerCounters, tasks_run: u64) -> WorkerStats {
+    let read = |counter: &AtomicU64| counter.load(Ordering::Relaxed);
+    WorkerStats {
+        tasks_run,
+        tasks_stolen: read(&counters.stolen),
+        failed_steals: read(&counters.failed_steals),
+        parks: read(&counters.parks),
+        wakeups: read(&counters.wakeups),
+        wakeups_without_work: read(&counters.wakeups_without_work),
+        searching: Duration::from_nanos(read(&counters.searching_ns)),
+        parked: Duration::from_nanos(read(&counters.parked_ns)),
     }
 }
 

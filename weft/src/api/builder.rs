@@ -8,9 +8,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::api::pool::Pool;
-use crate::blocking::{SpareThreads, Spares};
 use crate::sched::registry::{Hooks, PanicHandler, Registry, ThreadHook};
 use crate::sched::sleep::MAX_WORKERS;
+use crate::sched::spares::Spares;
+use crate::sched::threads::ThreadSetup;
 use crate::sched::worker::SeatQueues;
 
 /// The environment variable that sets the default number of workers.
@@ -358,18 +359,14 @@ impl Builder {
             #[cfg(feature = "trace")]
             trace: self
                 .trace
-                .map(|events| crate::trace::Tracer::new(workers, max_blocking, events)),
+                .map(|events| crate::sched::recorder::Tracer::new(workers, max_blocking, events)),
         };
-        let thread_name: Option<Arc<dyn Fn(usize) -> String + Send + Sync>> =
-            self.thread_name.map(Arc::from);
-        let spares = Spares::new(
+        let setup = ThreadSetup {
+            name: self.thread_name.map(Arc::from),
+            stack_size: self.stack_size,
             workers,
-            spare_locals,
-            SpareThreads {
-                name: thread_name.clone(),
-                stack_size: self.stack_size,
-            },
-        );
+        };
+        let spares = Spares::new(workers, spare_locals, setup.clone());
         let registry = Arc::new(Registry::new(
             stealers,
             yield_stealers,
@@ -389,14 +386,7 @@ impl Builder {
         // goes on to the caller, as on a spawn failure.
         let started = panic::catch_unwind(AssertUnwindSafe(|| {
             for (index, local) in locals.into_iter().enumerate() {
-                let name = match &thread_name {
-                    Some(name) => name(index),
-                    None => format!("weft-worker-{index}"),
-                };
-                let mut thread = std::thread::Builder::new().name(name);
-                if let Some(bytes) = self.stack_size {
-                    thread = thread.stack_size(bytes);
-                }
+                let thread = setup.builder(setup.name(index));
                 let core = (!cores.is_empty()).then(|| cores[index % cores.len()]);
                 let worker_registry = Arc::clone(&registry);
                 registry.count_start_hook();

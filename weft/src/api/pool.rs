@@ -12,7 +12,6 @@ use crate::sched::job::{ClosureJob, StackJob};
 use crate::sched::latch::{CountLatch, Latch, OwnerLatch};
 use crate::sched::registry::Registry;
 use crate::sched::worker::WorkerThread;
-use crate::stats::Stats;
 
 /// A pool of worker threads that run tasks, stealing from each other when idle
 /// and parking (using no CPU) when there is nothing to do.
@@ -118,7 +117,7 @@ impl Pool {
     {
         #[cfg(feature = "trace")]
         let task = move || {
-            crate::trace::name_current_task(name);
+            crate::sched::recorder::name_current_task(name);
             task();
         };
         #[cfg(not(feature = "trace"))]
@@ -212,73 +211,11 @@ impl Pool {
         broadcast(&self.registry, &op)
     }
 
-    /// A snapshot of what the workers did so far: tasks run and stolen, parks,
-    /// wake-ups, time searching and parked. See [`Stats`].
-    pub fn stats(&self) -> Stats {
-        self.registry.stats()
-    }
-
-    /// A snapshot of the events each worker recorded: tasks, searches, parks,
-    /// steals, injections (see [`Trace`](crate::Trace)). Empty unless the pool
-    /// was built with [`Builder::trace`]. Only with the cargo feature `trace`.
-    #[cfg(feature = "trace")]
-    pub fn trace(&self) -> crate::trace::Trace {
-        crate::trace::snapshot(&self.registry)
-    }
-
     /// A cloneable handle for giving this pool tasks from anywhere.
     pub fn handle(&self) -> Handle {
         Handle {
             registry: Arc::clone(&self.registry),
         }
-    }
-
-    /// Runs `future` as a task of this pool: its polls are queued and run like
-    /// closures, and a wake queues the next poll on the waking worker (right
-    /// after the running poll if the wake came from one, else on its own
-    /// queue), or on the pool's global queue from any other thread. A pending
-    /// future holds no worker. The handle gives its output, or the payload of
-    /// a panic in it; dropping the handle detaches the task.
-    ///
-    /// A future that can never be polled again is dropped, and its handle
-    /// reports `Err`: when the last waker of a pending future goes, and when
-    /// the pool is dropped (queued polls still run first).
-    ///
-    /// ```
-    /// let pool = weft::Pool::builder().workers(2).build().unwrap();
-    /// let handle = pool.spawn_future(async {
-    ///     let part = weft::spawn_future(async { 40 });
-    ///     part.await.unwrap() + 2
-    /// });
-    /// assert_eq!(handle.join().unwrap(), 42);
-    /// ```
-    pub fn spawn_future<F>(&self, future: F) -> JoinHandle<F::Output>
-    where
-        F: std::future::Future + Send + 'static,
-        F::Output: Send + 'static,
-    {
-        crate::future::spawn::spawn_in(&self.registry, future)
-    }
-
-    /// Runs `future` to completion on a worker of this pool (as
-    /// [`install`](Pool::install) runs a closure) and returns its output. While
-    /// it is pending, that worker runs other tasks of the pool; tasks it
-    /// spawns with [`weft::spawn_future`](crate::spawn_future) go to this pool.
-    ///
-    /// ```
-    /// let pool = weft::Pool::builder().workers(2).build().unwrap();
-    /// let on_worker = pool.block_on(async {
-    ///     weft::yield_now().await;
-    ///     weft::current_worker_index().is_some()
-    /// });
-    /// assert!(on_worker);
-    /// ```
-    pub fn block_on<F>(&self, future: F) -> F::Output
-    where
-        F: std::future::Future + Send,
-        F::Output: Send,
-    {
-        self.install(|| crate::future::block_on::block_on(future))
     }
 }
 

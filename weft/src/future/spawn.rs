@@ -273,6 +273,56 @@ where
     handle
 }
 
+impl crate::Pool {
+    /// Runs `future` as a task of this pool: its polls are queued and run like
+    /// closures, and a wake queues the next poll on the waking worker (right
+    /// after the running poll if the wake came from one, else on its own
+    /// queue), or on the pool's global queue from any other thread. A pending
+    /// future holds no worker. The handle gives its output, or the payload of
+    /// a panic in it; dropping the handle detaches the task.
+    ///
+    /// A future that can never be polled again is dropped, and its handle
+    /// reports `Err`: when the last waker of a pending future goes, and when
+    /// the pool is dropped (queued polls still run first).
+    ///
+    /// ```
+    /// let pool = weft::Pool::builder().workers(2).build().unwrap();
+    /// let handle = pool.spawn_future(async {
+    ///     let part = weft::spawn_future(async { 40 });
+    ///     part.await.unwrap() + 2
+    /// });
+    /// assert_eq!(handle.join().unwrap(), 42);
+    /// ```
+    pub fn spawn_future<F>(&self, future: F) -> JoinHandle<F::Output>
+    where
+        F: std::future::Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        spawn_in(self.registry(), future)
+    }
+
+    /// Runs `future` to completion on a worker of this pool (as
+    /// [`install`](crate::Pool::install) runs a closure) and returns its output. While
+    /// it is pending, that worker runs other tasks of the pool; tasks it
+    /// spawns with [`weft::spawn_future`](crate::spawn_future) go to this pool.
+    ///
+    /// ```
+    /// let pool = weft::Pool::builder().workers(2).build().unwrap();
+    /// let on_worker = pool.block_on(async {
+    ///     weft::yield_now().await;
+    ///     weft::current_worker_index().is_some()
+    /// });
+    /// assert!(on_worker);
+    /// ```
+    pub fn block_on<F>(&self, future: F) -> F::Output
+    where
+        F: std::future::Future + Send,
+        F::Output: Send,
+    {
+        self.install(|| super::block_on::block_on(future))
+    }
+}
+
 /// Spawns `future` on the current worker's pool, or on the global pool outside
 /// any pool, and returns a handle to its output (see [`JoinHandle`]).
 ///

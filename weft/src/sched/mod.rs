@@ -16,14 +16,22 @@
 //! something of its own, the core holds it behind a trait (`parked::Parked`).
 
 #[cfg(not(loom))]
+pub(crate) mod counters;
+#[cfg(not(loom))]
 pub(crate) mod job;
 #[cfg(not(loom))]
 pub(crate) mod latch;
 #[cfg(not(loom))]
 pub(crate) mod parked;
+#[cfg(all(feature = "trace", not(loom)))]
+pub(crate) mod recorder;
 #[cfg(not(loom))]
 pub(crate) mod registry;
 pub(crate) mod sleep;
+#[cfg(not(loom))]
+pub(crate) mod spares;
+#[cfg(not(loom))]
+pub(crate) mod threads;
 #[cfg(not(loom))]
 pub(crate) mod unwind;
 #[cfg(not(loom))]

@@ -51,13 +51,13 @@ use std::time::Duration;
 use crossbeam_deque::{Injector, Stealer};
 use crossbeam_utils::CachePadded;
 
-use crate::blocking::Spares;
 use crate::facade::lock;
+use crate::sched::counters::WorkerCounters;
 use crate::sched::job::JobRef;
 use crate::sched::parked::ParkedTasks;
 use crate::sched::sleep::Sleep;
+use crate::sched::spares::Spares;
 use crate::sched::unwind::drop_payload;
-use crate::stats::{Stats, WorkerCounters};
 
 pub(crate) type PanicHandler = Box<dyn Fn(Box<dyn Any + Send>) + Send + Sync>;
 pub(crate) type ThreadHook = Box<dyn Fn(usize) + Send + Sync>;
@@ -70,7 +70,7 @@ pub(crate) struct Hooks {
     pub(crate) on_thread_stop: Option<ThreadHook>,
     /// The event recorder, when `Builder::trace` turned tracing on.
     #[cfg(feature = "trace")]
-    pub(crate) trace: Option<crate::trace::Tracer>,
+    pub(crate) trace: Option<crate::sched::recorder::Tracer>,
 }
 
 /// Counts of jobs pushed by and run on one worker. Each field has one writer
@@ -216,7 +216,7 @@ pub(crate) enum Seats {
 
 /// The queues, counters and parking slots are per *seat*: the `workers`
 /// workers' seats first, then the spare seats of `weft::blocking`
-/// (blocking.rs), which only threads standing in for a blocked worker use.
+/// (spares.rs), which only threads standing in for a blocked worker use.
 pub(crate) struct Registry {
     pub(crate) injector: Injector<JobRef>,
     /// One per seat: the seats' `local` queues...
@@ -326,7 +326,7 @@ impl Registry {
 
     /// The global-queue push of an external job already counted.
     fn push_global(&self, job: JobRef) {
-        trace_hook!(crate::trace::record_inject(self, None));
+        trace_hook!(crate::sched::recorder::record_inject(self, None));
         self.injector.push(job);
         self.sleep.notify_work();
     }
@@ -341,7 +341,7 @@ impl Registry {
         if !self.reserve_external() {
             return Err(item);
         }
-        trace_hook!(crate::trace::record_inject(self, Some(index)));
+        trace_hook!(crate::sched::recorder::record_inject(self, Some(index)));
         self.pinned[index].push(make_job(item));
         self.sleep.wake_worker(index);
         Ok(())
@@ -537,21 +537,6 @@ impl Registry {
     pub(crate) fn has_work_for(&self, index: usize) -> bool {
         self.shared_queues(index, Seats::All)
             .any(|queue| !queue.is_empty())
-    }
-
-    pub(crate) fn stats(&self) -> Stats {
-        let counts = self.sleep.counts();
-        let mut seats = self
-            .stats
-            .iter()
-            .zip(self.counters.iter())
-            // Relaxed: a statistic; no decision depends on it.
-            .map(|(stats, jobs)| stats.snapshot(jobs.executed.load(Ordering::Relaxed)));
-        let workers = seats.by_ref().take(self.num_workers()).collect();
-        let mut stats = Stats::new(workers, seats.collect());
-        stats.searching_now = counts.searching as usize;
-        stats.sleeping_now = counts.sleeping as usize;
-        stats
     }
 
     pub(crate) fn handle_panic(&self, payload: Box<dyn Any + Send>) {

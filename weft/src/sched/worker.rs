@@ -12,12 +12,12 @@ use std::time::{Duration, Instant};
 use crossbeam_deque::{Steal, Stealer, Worker};
 
 use crate::context::WorkerGuard;
+use crate::sched::counters::WorkerCounters;
 use crate::sched::job::JobRef;
+#[cfg(feature = "trace")]
+use crate::sched::recorder::{self, EventKind};
 use crate::sched::registry::{JobCounters, Registry, Seats, SharedQueue};
 use crate::sched::sleep::{Idle, Wake};
-use crate::stats::WorkerCounters;
-#[cfg(feature = "trace")]
-use crate::trace::{self, EventKind};
 
 /// How often (in tasks) a worker looks at the shared queues and the oldest end
 /// of its own queue before its newest task, so that no queue starves under a
@@ -457,7 +457,7 @@ impl WorkerThread {
     /// while (a spare going back to idle): it is no longer one of the working
     /// seats that notifiers count on to look at the queues before they sleep,
     /// so it makes that look now and passes on what it sees as a push would
-    /// (blocking.rs, "What it keeps of the protocol's invariants").
+    /// (spares.rs, "What it keeps of the protocol's invariants").
     pub(crate) fn hand_off(&self) {
         // Orders the look after this seat's last RMW on the protocol's state
         // (its give-up, cancel or end of search): the Dekker pairing of
@@ -545,7 +545,7 @@ impl WorkerThread {
     #[cfg(feature = "trace")]
     #[inline]
     fn trace(&self, kind: EventKind) {
-        trace::record(&self.registry, self.index, kind);
+        recorder::record(&self.registry, self.index, kind);
     }
 
     /// One pass over the pinned queue, the global queue and every other worker's
@@ -564,7 +564,7 @@ impl WorkerThread {
             }
             Steal::Empty => None,
         };
-        // Worker seats and the spare seats in use (see blocking.rs).
+        // Worker seats and the spare seats in use (see spares.rs).
         let first = self.next_random() as usize;
         let mut failed = 0;
         let mut found = None;
@@ -660,7 +660,7 @@ pub(crate) fn run(registry: Arc<Registry>, index: usize, queues: SeatQueues) {
 }
 
 /// Makes this thread the holder of seat `index` (a worker's, or a spare's: see
-/// blocking.rs) for the duration of `body`, after the pool's start hook.
+/// spares.rs) for the duration of `body`, after the pool's start hook.
 /// `body` runs the stop hook itself ([`WorkerThread::run_stop_hook`]) when the
 /// pool stops.
 pub(crate) fn run_seat(

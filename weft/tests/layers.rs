@@ -1,0 +1,123 @@
+//! The crate's layers depend one way: the core scheduler (`src/sched/`)
+//! imports nothing of the API (`src/api/`) nor of the extensions (futures,
+//! `blocking`, `sync`, `trace`, `stats`), and the API imports no extension.
+//! This reads the sources, so a new import across a layer fails here rather
+//! than in a review.
+
+use std::fs;
+use std::path::Path;
+
+/// Every `crate::` path named in the non-comment, non-test lines of the
+/// `.rs` files under `dir`, with the file and line it is on.
+fn crate_paths(dir: &Path) -> Vec<(String, usize, String)> {
+    let mut found = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in fs::read_dir(&dir).expect("source folder") {
+            let path = entry.expect("entry").path();
+            if path.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            if path.extension() != Some("rs".as_ref()) {
+                continue;
+            }
+            let text = fs::read_to_string(&path).expect("source file");
+            for (number, line) in text.lines().enumerate() {
+                // Unit tests may build pools through the public API.
+                if line.trim_start().starts_with("#[cfg(test)]") {
+                    break;
+                }
+                let code = line.split("//").next().unwrap_or("");
+                let mut rest = code;
+                while let Some(at) = rest.find("crate::") {
+                    let tail = &rest[at + "crate::".len()..];
+                    let name: String = tail
+                        .chars()
+                        .take_while(|c| c.is_alphanumeric() || *c == '_')
+                        .collect();
+                    found.push((path.display().to_string(), number + 1, name));
+                    rest = tail;
+                }
+            }
+        }
+    }
+    found
+}
+
+fn assert_imports_none_of(layer: &str, forbidden: &[&str]) {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("src")
+        .join(layer);
+    let crossing: Vec<String> = crate_paths(&dir)
+        .into_iter()
+        .filter(|(_, _, name)| forbidden.contains(&name.as_str()))
+        .map(|(file, line, name)| format!("{file}:{line}: crate::{name}"))
+        .collect();
+    assert!(
+        crossing.is_empty(),
+        "{layer}/ imports across its layer:\n{}",
+        crossing.join("\n")
+    );
+}
+
+/// What the crate root re-exports: a path through one of these from inside a
+/// layer would reach the API or an extension by its public name.
+const PUBLIC_NAMES: &[&str] = &[
+    "Pool",
+    "Handle",
+    "Builder",
+    "BuildError",
+    "SpawnError",
+    "Scope",
+    "JoinHandle",
+    "Stats",
+    "WorkerStats",
+    "Condvar",
+    "Event",
+    "EventMode",
+    "Ticket",
+    "TicketQueue",
+    "WaitGroup",
+    "WaitTimeoutResult",
+    "Trace",
+    "spawn",
+    "spawn_future",
+    "join",
+    "scope",
+    "blocking",
+    "block_on",
+    "yield_now",
+];
+
+const EXTENSIONS: &[&str] = &["future", "blocking", "sync", "trace", "stats"];
+
+#[test]
+fn the_core_imports_neither_the_api_nor_the_extensions() {
+    let mut forbidden = vec!["api"];
+    forbidden.extend_from_slice(EXTENSIONS);
+    forbidden.extend_from_slice(PUBLIC_NAMES);
+    assert_imports_none_of("sched", &forbidden);
+}
+
+#[test]
+fn the_api_imports_no_extension() {
+    let mut forbidden = EXTENSIONS.to_vec();
+    forbidden.extend_from_slice(&[
+        "Stats",
+        "WorkerStats",
+        "Condvar",
+        "Event",
+        "EventMode",
+        "Ticket",
+        "TicketQueue",
+        "WaitGroup",
+        "WaitTimeoutResult",
+        "Trace",
+        "spawn_future",
+        "blocking",
+        "block_on",
+        "yield_now",
+    ]);
+    assert_imports_none_of("api", &forbidden);
+}
