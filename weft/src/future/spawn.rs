@@ -126,16 +126,22 @@ impl<T: Send + 'static> Task<T> {
     /// Drops the future and reports it as dropped. The caller moved the state
     /// to DONE itself, from IDLE or SCHEDULED, so no one else touches the future.
     fn abandon(&self) {
-        let future = lock(&self.future).take();
-        let payload = match drop_future(future) {
-            Ok(()) => Box::new(DROPPED) as Box<dyn Any + Send>,
-            Err(payload) => payload,
-        };
-        if self.packet.is_done() {
-            drop_payload(payload);
-        } else {
-            self.packet.complete(Err(payload));
-        }
+        drop_unfinished(&self.packet, lock(&self.future).take());
+    }
+}
+
+/// Drops a future that will never finish and tells its handle so (the
+/// payload of its destructor's panic, else [`DROPPED`]), unless the handle
+/// has its result already.
+fn drop_unfinished<F>(packet: &Packet<impl Sized>, future: Option<F>) {
+    let payload = match drop_future(future) {
+        Ok(()) => Box::new(DROPPED) as Box<dyn Any + Send>,
+        Err(payload) => payload,
+    };
+    if packet.is_done() {
+        drop_payload(payload);
+    } else {
+        packet.complete(Err(payload));
     }
 }
 
@@ -177,15 +183,7 @@ impl<T> Drop for Task<T> {
             .get_mut()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
             .take();
-        let payload = match drop_future(future) {
-            Ok(()) => Box::new(DROPPED) as Box<dyn Any + Send>,
-            Err(payload) => payload,
-        };
-        if self.packet.is_done() {
-            drop_payload(payload);
-        } else {
-            self.packet.complete(Err(payload));
-        }
+        drop_unfinished(&self.packet, future);
     }
 }
 

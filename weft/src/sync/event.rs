@@ -3,12 +3,10 @@
 
 use std::fmt;
 use std::future::Future;
-use std::pin::Pin;
 use std::sync::{Arc, Mutex, Weak};
-use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
-use super::waiters::{block_on, lock, AsyncWait, WaiterList};
+use super::waiters::{block_on, lock, AsyncWaitable, Released, Slot, WaitFuture, WaiterList};
 
 /// How an [`Event`] resets after a signal.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -188,13 +186,7 @@ impl Event {
         let (released, dependents) = {
             let mut state = lock(&self.shared.state);
             let released = match self.shared.mode {
-                EventMode::Auto => {
-                    let released = state.waiters.release_one();
-                    if released.is_empty() {
-                        state.signalled = true;
-                    }
-                    released
-                }
+                EventMode::Auto => hand_on_auto_signal(&mut state),
                 EventMode::Manual => {
                     state.signalled = true;
                     state.waiters.release_all()
@@ -219,12 +211,7 @@ impl Event {
     /// Whether the event is signalled, clearing it if it is auto-reset (so an
     /// auto-reset signal is consumed by exactly one `test` or wait).
     pub fn test(&self) -> bool {
-        let mut state = lock(&self.shared.state);
-        let signalled = state.signalled;
-        if self.shared.mode == EventMode::Auto {
-            state.signalled = false;
-        }
-        signalled
+        take_signal(self.shared.mode, &mut lock(&self.shared.state))
     }
 
     /// Whether the event is signalled, without consuming the signal.
@@ -266,19 +253,13 @@ impl Event {
     /// waiting.join().unwrap();
     /// ```
     pub fn wait_async(&self) -> impl Future<Output = ()> + Send + 'static {
-        WaitAsync {
-            shared: Arc::clone(&self.shared),
-            wait: AsyncWait::default(),
-        }
+        WaitFuture::new(Arc::clone(&self.shared))
     }
 
     fn wait_until(&self, deadline: Option<Instant>) -> bool {
         let slot = {
             let mut state = lock(&self.shared.state);
-            if state.signalled {
-                if self.shared.mode == EventMode::Auto {
-                    state.signalled = false;
-                }
+            if take_signal(self.shared.mode, &mut state) {
                 return true;
             }
             state.waiters.register()
@@ -291,8 +272,9 @@ impl Event {
     }
 }
 
-/// Checks the event for a wait about to register, consuming an auto-reset
-/// signal. Call under the event's lock.
+/// Checks the event for a wait about to register (or a `test`), consuming an
+/// auto-reset signal: the one place an auto-reset signal is taken. Call
+/// under the event's lock.
 fn take_signal(mode: EventMode, state: &mut State) -> bool {
     let signalled = state.signalled;
     if signalled && mode == EventMode::Auto {
@@ -301,46 +283,43 @@ fn take_signal(mode: EventMode, state: &mut State) -> bool {
     signalled
 }
 
-/// The future of [`Event::wait_async`].
-struct WaitAsync {
-    shared: Arc<Shared>,
-    wait: AsyncWait,
-}
-
-impl Future for WaitAsync {
-    type Output = ();
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        let this = &mut *self;
-        let mode = this.shared.mode;
-        this.wait.poll(
-            cx,
-            &this.shared.state,
-            |state| take_signal(mode, state),
-            |state| &mut state.waiters,
-        )
+/// Hands one auto-reset signal on: to the oldest registered wait, or, if
+/// none waits, to the flag, for the next wait or `test` to take. The one place
+/// an auto-reset signal is given (by `signal`, or passed on by a withdrawn
+/// wait that was handed one). Call under the event's lock; wake what it
+/// returns after unlocking.
+fn hand_on_auto_signal(state: &mut State) -> Released {
+    let released = state.waiters.release_one();
+    if released.is_empty() {
+        state.signalled = true;
     }
+    released
 }
 
-impl Drop for WaitAsync {
-    fn drop(&mut self) {
-        let Some(slot) = self.wait.take_registration() else {
-            return;
-        };
-        let mut state = lock(&self.shared.state);
-        if !state.waiters.withdraw(&slot) || self.shared.mode == EventMode::Manual {
+impl AsyncWaitable for Arc<Shared> {
+    type State = State;
+
+    fn state(&self) -> &Mutex<State> {
+        &self.state
+    }
+
+    fn ready(&self, state: &mut State) -> bool {
+        take_signal(self.mode, state)
+    }
+
+    fn list<'a>(&self, state: &'a mut State) -> &'a mut WaiterList {
+        &mut state.waiters
+    }
+
+    fn withdraw(&self, state: &mut State, slot: &Arc<Slot>) -> Released {
+        if !state.waiters.withdraw(slot) || self.mode == EventMode::Manual {
             // Not released, or released by a manual signal that released
             // every wait anyway: nothing to pass on.
-            return;
+            return Released::default();
         }
         // An auto-reset signal was handed to this wait, which will never see
         // it: it goes to the next wait, or stays set, as a new signal would
         // (the events made by `any` over this one had theirs already).
-        let released = state.waiters.release_one();
-        if released.is_empty() {
-            state.signalled = true;
-        }
-        drop(state);
-        released.wake();
+        hand_on_auto_signal(state)
     }
 }

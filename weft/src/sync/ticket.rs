@@ -5,12 +5,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::future::Future;
 use std::mem;
-use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll};
 
-use super::waiters::{block_on, lock, AsyncWait, Released, WaiterList};
+use super::waiters::{block_on, lock, AsyncWaitable, Released, Slot, WaitFuture, WaiterList};
 use crate::sched::registry::Registry;
 use crate::sched::worker::WorkerThread;
 
@@ -257,11 +255,10 @@ impl Ticket {
     /// waiting.join().unwrap();
     /// ```
     pub fn wait_async(&self) -> impl Future<Output = ()> + Send + 'static {
-        WaitAsync {
+        WaitFuture::new(Turn {
             shared: Arc::clone(&self.shared),
             serial: self.serial,
-            wait: AsyncWait::default(),
-        }
+        })
     }
 
     /// Marks this ticket done, letting the next one be called once this one
@@ -338,42 +335,37 @@ impl Drop for Ticket {
     }
 }
 
-/// The future of [`Ticket::wait_async`].
-struct WaitAsync {
+/// A ticket's turn, as [`WaitFuture`] awaits it.
+struct Turn {
     shared: Arc<Shared>,
     serial: u64,
-    wait: AsyncWait,
 }
 
-impl Future for WaitAsync {
-    type Output = ();
+impl AsyncWaitable for Turn {
+    type State = State;
 
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        let this = &mut *self;
-        let (shared, serial) = (&this.shared, this.serial);
-        this.wait.poll(
-            cx,
-            &shared.state,
-            // The head only moves under this lock.
-            |_| shared.is_called(serial),
-            |state| state.waiters.entry(serial).or_default(),
-        )
+    fn state(&self) -> &Mutex<State> {
+        &self.shared.state
     }
-}
 
-impl Drop for WaitAsync {
-    fn drop(&mut self) {
-        let Some(slot) = self.wait.take_registration() else {
-            return;
-        };
-        let mut state = lock(&self.shared.state);
+    fn ready(&self, _state: &mut State) -> bool {
+        // The head only moves under this lock.
+        self.shared.is_called(self.serial)
+    }
+
+    fn list<'a>(&self, state: &'a mut State) -> &'a mut WaiterList {
+        state.waiters.entry(self.serial).or_default()
+    }
+
+    fn withdraw(&self, state: &mut State, slot: &Arc<Slot>) -> Released {
         // A released wait's list is gone already; a release released every
         // wait on this serial, so there is nothing to pass on.
         if let Some(list) = state.waiters.get_mut(&self.serial) {
-            list.withdraw(&slot);
+            list.withdraw(slot);
             if list.len() == 0 {
                 state.waiters.remove(&self.serial);
             }
         }
+        Released::default()
     }
 }

@@ -2,12 +2,10 @@
 
 use std::fmt;
 use std::future::Future;
-use std::pin::Pin;
 use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
-use super::waiters::{block_on, lock, AsyncWait, WaiterList};
+use super::waiters::{block_on, lock, AsyncWaitable, Released, Slot, WaitFuture, WaiterList};
 
 /// A counter of outstanding work that threads can wait to reach zero, after
 /// marl's `WaitGroup` (and Go's `sync.WaitGroup`).
@@ -149,10 +147,7 @@ impl WaitGroup {
     /// assert_eq!(wg.count(), 0);
     /// ```
     pub fn wait_async(&self) -> impl Future<Output = ()> + Send + 'static {
-        WaitAsync {
-            shared: Arc::clone(&self.shared),
-            wait: AsyncWait::default(),
-        }
+        WaitFuture::new(Arc::clone(&self.shared))
     }
 
     fn wait_until(&self, deadline: Option<Instant>) -> bool {
@@ -167,32 +162,25 @@ impl WaitGroup {
     }
 }
 
-/// The future of [`WaitGroup::wait_async`].
-struct WaitAsync {
-    shared: Arc<Mutex<State>>,
-    wait: AsyncWait,
-}
+impl AsyncWaitable for Arc<Mutex<State>> {
+    type State = State;
 
-impl Future for WaitAsync {
-    type Output = ();
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        let this = &mut *self;
-        this.wait.poll(
-            cx,
-            &this.shared,
-            |state| state.count == 0,
-            |state| &mut state.waiters,
-        )
+    fn state(&self) -> &Mutex<State> {
+        self
     }
-}
 
-impl Drop for WaitAsync {
-    fn drop(&mut self) {
-        if let Some(slot) = self.wait.take_registration() {
-            // A release that came meanwhile released every wait; nothing to
-            // pass on.
-            lock(&self.shared).waiters.withdraw(&slot);
-        }
+    fn ready(&self, state: &mut State) -> bool {
+        state.count == 0
+    }
+
+    fn list<'a>(&self, state: &'a mut State) -> &'a mut WaiterList {
+        &mut state.waiters
+    }
+
+    fn withdraw(&self, state: &mut State, slot: &Arc<Slot>) -> Released {
+        // A release that came meanwhile released every wait; nothing to
+        // pass on.
+        state.waiters.withdraw(slot);
+        Released::default()
     }
 }

@@ -247,6 +247,69 @@ impl AsyncWait {
     }
 }
 
+/// What [`WaitFuture`] needs of a primitive to await it: the lock its
+/// state is under, the condition (checked, and consumed where the primitive
+/// consumes it, on the first poll), the list a wait registers in, and what a
+/// dropped future that was registered leaves behind.
+pub(super) trait AsyncWaitable: Send + Sync + 'static {
+    type State;
+    fn state(&self) -> &Mutex<Self::State>;
+    /// Under the lock: whether the wait is over without registering.
+    fn ready(&self, state: &mut Self::State) -> bool;
+    /// Under the lock: the list a wait registers in.
+    fn list<'a>(&self, state: &'a mut Self::State) -> &'a mut WaiterList;
+    /// Under the lock, for a future dropped while registered: withdraws
+    /// `slot`; if it had been released, passes on what it was given (what
+    /// is returned is woken after unlocking).
+    fn withdraw(&self, state: &mut Self::State, slot: &Arc<Slot>) -> Released;
+}
+
+/// The future of every `wait_async`: holds no thread while it waits, checks
+/// the primitive on its first poll, and withdraws its wait when dropped.
+pub(super) struct WaitFuture<P: AsyncWaitable> {
+    primitive: P,
+    wait: AsyncWait,
+}
+
+impl<P: AsyncWaitable> WaitFuture<P> {
+    pub(super) fn new(primitive: P) -> Self {
+        WaitFuture {
+            primitive,
+            wait: AsyncWait::default(),
+        }
+    }
+}
+
+impl<P: AsyncWaitable> std::future::Future for WaitFuture<P> {
+    type Output = ();
+
+    fn poll(mut self: std::pin::Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let this = &mut *self;
+        let primitive = &this.primitive;
+        this.wait.poll(
+            cx,
+            primitive.state(),
+            |state| primitive.ready(state),
+            |state| primitive.list(state),
+        )
+    }
+}
+
+// The future's fields are never pinned: moving it is always fine.
+impl<P: AsyncWaitable> Unpin for WaitFuture<P> {}
+
+impl<P: AsyncWaitable> Drop for WaitFuture<P> {
+    fn drop(&mut self) {
+        let Some(slot) = self.wait.take_registration() else {
+            return;
+        };
+        let mut state = lock(self.primitive.state());
+        let released = self.primitive.withdraw(&mut state, &slot);
+        drop(state);
+        released.wake();
+    }
+}
+
 impl fmt::Debug for AsyncWait {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("AsyncWait")
