@@ -17,12 +17,21 @@ use std::sync::Arc;
 use crate::sched::registry::Registry;
 use crate::sched::worker::WorkerThread;
 
+#[cfg(not(loom))]
 thread_local! {
     /// The worker whose loop runs on this thread (set by [`WorkerGuard`]).
     static CURRENT: Cell<*const WorkerThread> = const { Cell::new(ptr::null()) };
     /// The pool of the worker this thread was before it entered
     /// `weft::blocking`, while it is inside (set by [`BlockedGuard`]).
     static BLOCKED_IN: Cell<*const Registry> = const { Cell::new(ptr::null()) };
+}
+
+// Under loom, every model thread runs on one OS thread: the thread-locals
+// must be loom's, one per model thread.
+#[cfg(loom)]
+loom::thread_local! {
+    static CURRENT: Cell<*const WorkerThread> = Cell::new(ptr::null());
+    static BLOCKED_IN: Cell<*const Registry> = Cell::new(ptr::null());
 }
 
 /// The worker running on this thread, if this thread is a worker.

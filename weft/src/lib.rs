@@ -79,6 +79,9 @@
 #![warn(missing_debug_implementations, unsafe_op_in_unsafe_fn)]
 #![deny(missing_docs)]
 #![deny(clippy::undocumented_unsafe_blocks)]
+// Under `--cfg loom` only the core and its models are built, and much of the
+// core is there for the API and extensions that loom leaves out.
+#![cfg_attr(loom, allow(dead_code, unused_imports))]
 
 /// Runs the enclosed statement only with the `trace` feature: a tracing hook
 /// in the worker loop. Without the feature it expands to nothing, so the hooks
@@ -101,7 +104,6 @@ macro_rules! trace_hook {
 mod api;
 #[cfg(not(loom))]
 mod blocking;
-#[cfg(not(loom))]
 mod context;
 mod facade;
 mod future;

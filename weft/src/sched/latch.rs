@@ -2,9 +2,10 @@
 //! finishes the owner's work. Setting one wakes the owner: a worker through its
 //! sleep slot (it may be parked while helping), any other thread by unparking it.
 
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::thread::{self, Thread};
+
+use crate::facade::thread::{self, Thread};
+use crate::facade::{AtomicBool, AtomicUsize, Ordering};
 
 use crate::sched::registry::Registry;
 use crate::sched::worker::WorkerThread;

@@ -7,7 +7,13 @@
 //! (`spares`), blocking a thread until a condition holds (`waiter`), the
 //! per-seat counters (`counters`) and event rings (`recorder`), the list of
 //! tasks that may wait for ever (`parked`) and the panic payloads weft drops
-//! (`unwind`).
+//! (`unwind`). The queues themselves are crossbeam's (`deque`).
+//!
+//! Under `--cfg loom` the whole core is built over loom's primitives (the
+//! facade's, the context's thread-locals, `deque`'s stand-in), and
+//! `worker_loom_tests` runs the shipping worker loop, registry and shutdown
+//! in loom's models; `sleep_loom_tests` checks the protocol on its own, in
+//! smaller models that reach deeper interleavings.
 //!
 //! It imports only the crate-wide sync facade (`crate::facade`) and the
 //! thread's context (`crate::context`): nothing of the API (`crate::api`)
@@ -15,29 +21,22 @@
 //! which depend on it. Where an extension needs the core to remember
 //! something of its own, the core holds it behind a trait (`parked::Parked`).
 
-#[cfg(not(loom))]
 pub(crate) mod counters;
-#[cfg(not(loom))]
+pub(crate) mod deque;
 pub(crate) mod job;
-#[cfg(not(loom))]
 pub(crate) mod latch;
-#[cfg(not(loom))]
 pub(crate) mod parked;
 #[cfg(all(feature = "trace", not(loom)))]
 pub(crate) mod recorder;
-#[cfg(not(loom))]
 pub(crate) mod registry;
 pub(crate) mod sleep;
-#[cfg(not(loom))]
 pub(crate) mod spares;
-#[cfg(not(loom))]
 pub(crate) mod threads;
-#[cfg(not(loom))]
 pub(crate) mod unwind;
-#[cfg(not(loom))]
 pub(crate) mod waiter;
-#[cfg(not(loom))]
 pub(crate) mod worker;
 
 #[cfg(all(test, loom))]
 mod sleep_loom_tests;
+#[cfg(all(test, loom))]
+mod worker_loom_tests;

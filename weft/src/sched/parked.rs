@@ -6,7 +6,9 @@
 //! never keeps a task alive, and sweeps them when its last worker leaves
 //! (registry.rs, "Shutdown"): nothing can run them any more.
 
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Weak};
+
+use crate::facade::Mutex;
 
 use crate::facade::lock;
 

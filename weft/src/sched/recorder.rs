@@ -265,7 +265,7 @@ pub(crate) fn snapshot(registry: &Registry) -> Trace {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
 

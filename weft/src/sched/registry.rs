@@ -43,12 +43,11 @@
 //! its refusal is counted. Once closed and drained, nothing but a stop hook
 //! can push again, so the check's answer cannot go stale.
 
+use crate::facade::{fence, AtomicBool, AtomicU64, AtomicUsize, Mutex, Ordering};
 use std::any::Any;
-use std::sync::atomic::{fence, AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::Mutex;
 use std::time::Duration;
 
-use crossbeam_deque::{Injector, Stealer};
+use crate::sched::deque::{Injector, Stealer};
 use crossbeam_utils::CachePadded;
 
 use crate::facade::lock;
@@ -560,7 +559,7 @@ impl Registry {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(loom)))]
 mod tests {
     use super::{Seats, SharedQueue};
 

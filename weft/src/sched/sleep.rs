@@ -566,7 +566,6 @@ impl Sleep {
 
     /// Blocks a registered worker until its wake-up is delivered or `deadline`
     /// passes; on time-out it withdraws (and returns a wake-up that raced in, if any).
-    #[cfg(not(loom))]
     pub(crate) fn park_until(
         &self,
         index: usize,

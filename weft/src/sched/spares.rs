@@ -44,9 +44,10 @@
 //!
 
 use std::panic::{self, AssertUnwindSafe};
-use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
-use std::thread::JoinHandle as ThreadHandle;
+use std::sync::Arc;
+
+use crate::facade::thread::JoinHandle as ThreadHandle;
+use crate::facade::{AtomicU8, AtomicUsize, Condvar, Mutex, Ordering};
 
 use crate::facade::{lock, wait};
 use crate::sched::registry::Registry;
@@ -192,7 +193,7 @@ impl Spares {
         self.started.load(Ordering::Acquire)
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, SpareState> {
+    fn lock(&self) -> crate::facade::MutexGuard<'_, SpareState> {
         lock(&self.state)
     }
 

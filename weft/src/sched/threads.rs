@@ -36,8 +36,8 @@ impl ThreadSetup {
     }
 
     /// A thread builder with `name` and the pool's stack size.
-    pub(crate) fn builder(&self, name: String) -> std::thread::Builder {
-        let thread = std::thread::Builder::new().name(name);
+    pub(crate) fn builder(&self, name: String) -> crate::facade::thread::Builder {
+        let thread = crate::facade::thread::Builder::new().name(name);
         match self.stack_size {
             Some(bytes) => thread.stack_size(bytes),
             None => thread,

@@ -6,7 +6,8 @@
 //! waiter that registered with it.
 
 use std::sync::Arc;
-use std::thread::{self, Thread};
+
+use crate::facade::thread::{self, Thread};
 use std::time::Instant;
 
 use crate::sched::registry::Registry;
@@ -79,7 +80,11 @@ pub(crate) fn block_until(ready: &dyn Fn() -> bool, deadline: Option<Instant>) -
                 if now >= deadline {
                     return ready();
                 }
+                // loom has no timed park; a model's waits end by a wake.
+                #[cfg(not(loom))]
                 thread::park_timeout(deadline - now);
+                #[cfg(loom)]
+                thread::park();
             }
         }
     }

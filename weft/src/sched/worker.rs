@@ -9,7 +9,7 @@ use std::ptr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crossbeam_deque::{Steal, Stealer, Worker};
+use crate::sched::deque::{Steal, Stealer, Worker};
 
 use crate::context::WorkerGuard;
 use crate::sched::counters::WorkerCounters;
@@ -378,7 +378,7 @@ impl WorkerThread {
             // worker running the awaited half may need this core. (A yield
             // may give the core away for a while, so the clock is read
             // every round.)
-            std::thread::yield_now();
+            crate::facade::thread::yield_now();
         }
     }
 
@@ -462,7 +462,7 @@ impl WorkerThread {
         // Orders the look after this seat's last RMW on the protocol's state
         // (its give-up, cancel or end of search): the Dekker pairing of
         // invariant 1, with this look as the sweep.
-        std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
+        crate::facade::fence(crate::facade::Ordering::SeqCst);
         if self.registry.has_work_for(self.index) {
             self.registry.sleep.notify_work();
         }
