@@ -47,6 +47,15 @@ pub(crate) fn current_worker<'a>() -> Option<&'a WorkerThread> {
     unsafe { worker.as_ref() }
 }
 
+/// The calling thread's worker, if it is one of `registry`'s pool: the one
+/// test for "this call comes from inside that pool", which decides between
+/// a push onto the worker's own queue and one onto the global queue, and
+/// between running a closure in place and handing it to the pool.
+#[inline]
+pub(crate) fn worker_of<'a>(registry: &Registry) -> Option<&'a WorkerThread> {
+    current_worker().filter(|worker| worker.is_in(registry))
+}
+
 /// Makes the calling thread `worker` until dropped.
 pub(crate) struct WorkerGuard<'a> {
     outer: *const WorkerThread,

@@ -83,9 +83,7 @@ impl Pool {
     /// The index of the calling thread if it is one of this pool's workers
     /// (see [`weft::current_worker_index`](crate::current_worker_index)).
     pub fn current_worker_index(&self) -> Option<usize> {
-        WorkerThread::current()
-            .filter(|worker| worker.is_in(&self.registry))
-            .and_then(WorkerThread::worker_index)
+        crate::context::worker_of(&self.registry).and_then(WorkerThread::worker_index)
     }
 
     /// Runs `task` on some worker, without waiting for it. A panic in `task`
@@ -225,7 +223,7 @@ impl Drop for Pool {
         // A pool dropped by one of its own tasks cannot wait for itself: its
         // workers still drain and exit, detached. That includes a task inside
         // `weft::blocking`, whose thread is then not counted as a worker.
-        let inside = WorkerThread::current().is_some_and(|worker| worker.is_in(&self.registry))
+        let inside = crate::context::worker_of(&self.registry).is_some()
             || crate::context::is_blocked_in(&self.registry);
         if !inside {
             for thread in self.threads.drain(..) {
@@ -387,10 +385,8 @@ where
     OP: FnOnce() -> R + Send,
     R: Send,
 {
-    if let Some(worker) = WorkerThread::current() {
-        if worker.is_in(registry) {
-            return op();
-        }
+    if crate::context::worker_of(registry).is_some() {
+        return op();
     }
     let job = StackJob::new(op, OwnerLatch::for_current_thread());
     // SAFETY: `job` stays on this frame until its latch is set: we wait below.

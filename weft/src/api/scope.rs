@@ -110,8 +110,8 @@ impl<'scope> Scope<'scope> {
         // SAFETY: the job borrows only data outliving `'scope`, and the scope's
         // owner waits for it (above) before `'scope` ends.
         let job_ref = unsafe { ClosureJob::new_ref(job) };
-        match WorkerThread::current() {
-            Some(worker) if worker.is_in(&self.registry) => worker.push(job_ref),
+        match crate::context::worker_of(&self.registry) {
+            Some(worker) => worker.push(job_ref),
             // From a thread outside the pool (say, a `std::thread::scope`
             // inside this scope): the scope's owner is a running job of the
             // pool and waits for this task, so the push is accepted even if

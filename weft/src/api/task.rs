@@ -15,7 +15,6 @@ use crate::facade::lock;
 use crate::sched::job::ClosureJob;
 use crate::sched::registry::Registry;
 use crate::sched::waiter::{block_until, Waiter};
-use crate::sched::worker::WorkerThread;
 
 /// Queues `task` on `registry`: on the calling worker's own queue if it belongs
 /// to that pool, else on the global queue. Gives the task back if the pool is
@@ -24,15 +23,13 @@ pub(crate) fn spawn_in<F>(registry: &Arc<Registry>, task: F) -> Result<(), F>
 where
     F: FnOnce() + Send + 'static,
 {
-    if let Some(worker) = WorkerThread::current() {
-        if worker.is_in(registry) {
-            if registry.is_closed() {
-                return Err(task);
-            }
-            // SAFETY: `F: 'static`, so the job borrows nothing.
-            worker.push(unsafe { ClosureJob::new_ref(task) });
-            return Ok(());
+    if let Some(worker) = crate::context::worker_of(registry) {
+        if registry.is_closed() {
+            return Err(task);
         }
+        // SAFETY: `F: 'static`, so the job borrows nothing.
+        worker.push(unsafe { ClosureJob::new_ref(task) });
+        return Ok(());
     }
     // SAFETY: as above.
     registry.inject(task, |task| unsafe { ClosureJob::new_ref(task) })

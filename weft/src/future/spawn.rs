@@ -212,19 +212,23 @@ fn poll_job<T: Send + 'static>(task: Arc<Task<T>>) -> JobRef {
 /// queue; anywhere else on that pool's global queue. A pool that was closed
 /// meanwhile cannot run it any more: the future is dropped here.
 fn schedule<T: Send + 'static>(task: Arc<Task<T>>) {
-    if let Some(worker) = WorkerThread::current() {
-        if worker.is_in(&task.registry) {
-            // Even in a closed pool: a running job's push is counted before
-            // the job finishes, so the pool runs it before it terminates.
-            // Woken by a poll: run it right after that poll, here.
-            if worker.is_polling() {
-                worker.push_next(poll_job(task));
-            } else {
-                worker.push(poll_job(task));
-            }
-            return;
+    if let Some(worker) = crate::context::worker_of(&task.registry) {
+        // Even in a closed pool: a running job's push is counted before
+        // the job finishes, so the pool runs it before it terminates.
+        // Woken by a poll: run it right after that poll, here.
+        if worker.is_polling() {
+            worker.push_next(poll_job(task));
+        } else {
+            worker.push(poll_job(task));
         }
+        return;
     }
+    inject_or_abandon(task);
+}
+
+/// Queues a poll of `task` from outside its pool; a pool that was closed
+/// meanwhile can never run it: the future is dropped, its handle told.
+fn inject_or_abandon<T: Send + 'static>(task: Arc<Task<T>>) {
     let registry = Arc::clone(&task.registry);
     if let Err(task) = registry.inject(task, poll_job) {
         task.state.finish();
@@ -238,17 +242,11 @@ fn schedule<T: Send + 'static>(task: Arc<Task<T>>) {
 /// itself (as [`yield_now`] does) does not starve them; thieves take from
 /// that queue too.
 fn requeue<T: Send + 'static>(task: Arc<Task<T>>) {
-    match WorkerThread::current() {
+    match crate::context::worker_of(&task.registry) {
         // Even in a closed pool: as in `schedule`, the push is counted
         // while the polling job runs.
-        Some(worker) if worker.is_in(&task.registry) => worker.push_yielded(poll_job(task)),
-        _ => {
-            let registry = Arc::clone(&task.registry);
-            if let Err(task) = registry.inject(task, poll_job) {
-                task.state.finish();
-                task.abandon();
-            }
-        }
+        Some(worker) => worker.push_yielded(poll_job(task)),
+        None => inject_or_abandon(task),
     }
 }
 
