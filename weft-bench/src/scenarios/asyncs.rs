@@ -7,9 +7,9 @@
 //! which is never a worker.
 
 use super::{leak, ns_per, quantile, settle, timed, warm_up, Case, Measured};
-use crate::scheds::async_executor::AsyncExecutorSched;
-use crate::scheds::tokio::TokioSched;
-use crate::scheds::weft::WeftSched;
+use crate::scheds::async_executor_sched::AsyncExecutorSched;
+use crate::scheds::tokio_sched::TokioSched;
+use crate::scheds::weft_sched::WeftSched;
 use crate::scheds::{AsyncSched, GateLike, SchedKind};
 use futures_channel::oneshot;
 use std::future::Future;

@@ -53,7 +53,7 @@ fn fib_weft(n: u32) -> u64 {
     if n < 2 {
         return u64::from(n);
     }
-    let (a, b) = ::weft::join(|| fib_weft(n - 1), || fib_weft(n - 2));
+    let (a, b) = weft::join(|| fib_weft(n - 1), || fib_weft(n - 2));
     a + b
 }
 
@@ -61,7 +61,7 @@ fn fib_rayon(n: u32) -> u64 {
     if n < 2 {
         return u64::from(n);
     }
-    let (a, b) = ::rayon::join(|| fib_rayon(n - 1), || fib_rayon(n - 2));
+    let (a, b) = rayon::join(|| fib_rayon(n - 1), || fib_rayon(n - 2));
     a + b
 }
 
@@ -77,17 +77,17 @@ fn fib(kind: SchedKind, workers: usize, n: u32) -> Measured {
     let (expected, joins) = fib_serial(n);
     let (got, wall, cpu) = match kind {
         SchedKind::Weft => {
-            let pool = crate::scheds::weft::WeftSched::build(workers);
+            let pool = crate::scheds::weft_sched::WeftSched::build(workers);
             pool.pool().install(|| fib_weft(WARM_UP_FIB));
             median_of_runs(|| pool.pool().install(|| fib_weft(n)))
         }
         SchedKind::Rayon => {
-            let pool = crate::scheds::rayon::RayonSched::build(workers);
+            let pool = crate::scheds::rayon_sched::RayonSched::build(workers);
             pool.pool().install(|| fib_rayon(WARM_UP_FIB));
             median_of_runs(|| pool.pool().install(|| fib_rayon(n)))
         }
         SchedKind::Chili => {
-            let pool = crate::scheds::chili::build(workers);
+            let pool = crate::scheds::chili_sched::build(workers);
             let mut scope = pool.scope();
             fib_chili(&mut scope, WARM_UP_FIB);
             median_of_runs(|| fib_chili(&mut scope, n))
@@ -121,7 +121,7 @@ fn sum_weft(node: &Node) -> u64 {
     match &node.children {
         None => node.value,
         Some(kids) => {
-            let (a, b) = ::weft::join(|| sum_weft(&kids.0), || sum_weft(&kids.1));
+            let (a, b) = weft::join(|| sum_weft(&kids.0), || sum_weft(&kids.1));
             node.value + a + b
         }
     }
@@ -131,7 +131,7 @@ fn sum_rayon(node: &Node) -> u64 {
     match &node.children {
         None => node.value,
         Some(kids) => {
-            let (a, b) = ::rayon::join(|| sum_rayon(&kids.0), || sum_rayon(&kids.1));
+            let (a, b) = rayon::join(|| sum_rayon(&kids.0), || sum_rayon(&kids.1));
             node.value + a + b
         }
     }
@@ -157,17 +157,17 @@ fn tree_sum(kind: SchedKind, workers: usize, layers: u32) -> Measured {
     let warm_up = Node::tree(WARM_UP_LAYERS, &mut 0);
     let (got, wall, cpu) = match kind {
         SchedKind::Weft => {
-            let pool = crate::scheds::weft::WeftSched::build(workers);
+            let pool = crate::scheds::weft_sched::WeftSched::build(workers);
             pool.pool().install(|| sum_weft(&warm_up));
             median_of_runs(|| pool.pool().install(|| sum_weft(&tree)))
         }
         SchedKind::Rayon => {
-            let pool = crate::scheds::rayon::RayonSched::build(workers);
+            let pool = crate::scheds::rayon_sched::RayonSched::build(workers);
             pool.pool().install(|| sum_rayon(&warm_up));
             median_of_runs(|| pool.pool().install(|| sum_rayon(&tree)))
         }
         SchedKind::Chili => {
-            let pool = crate::scheds::chili::build(workers);
+            let pool = crate::scheds::chili_sched::build(workers);
             let mut scope = pool.scope();
             sum_chili(&mut scope, &warm_up);
             median_of_runs(|| sum_chili(&mut scope, &tree))

@@ -33,7 +33,7 @@ pub fn run(case: &Case, kind: SchedKind, workers: usize, size: u64) -> Measured 
             let sleep = variant.starts_with("sleep");
             let per_worker = if variant == "sleep x3" { 3 } else { 1 };
             if kind == SchedKind::Std {
-                let threads = crate::scheds::std::BareThreads::start(workers);
+                let threads = crate::scheds::bare_threads::BareThreads::start(workers);
                 let no_index = || None;
                 fork_join(workers, n, sleep, no_index, |task| {
                     threads.run_round(per_worker, task)
@@ -286,7 +286,7 @@ fn ticket<S: BlockingPrims>(workers: usize, queues: usize) -> Measured {
 // tokio's Runtime::block_on waits on the calling thread.
 
 fn weft_pool(workers: usize) -> &'static weft::Pool {
-    let pool = leak(crate::scheds::weft::WeftSched::build(workers));
+    let pool = leak(crate::scheds::weft_sched::WeftSched::build(workers));
     warm_up(pool, workers);
     pool.pool()
 }
@@ -367,7 +367,7 @@ fn weft_ticket(workers: usize, queues: usize) -> Measured {
 // equivalents are async (Notify for events, a oneshot chain for tickets).
 
 fn tokio_pool(workers: usize) -> &'static tokio::runtime::Runtime {
-    let pool = leak(crate::scheds::tokio::TokioSched::build(workers));
+    let pool = leak(crate::scheds::tokio_sched::TokioSched::build(workers));
     warm_up(pool, workers);
     pool.runtime()
 }

@@ -181,11 +181,11 @@ pub fn run(case: &Case, kind: SchedKind, workers: usize, size: u64) -> Measured 
 macro_rules! with_sched {
     ($kind:expr, $f:ident ( $($arg:expr),* $(,)? )) => {
         match $kind {
-            $crate::scheds::SchedKind::Weft => $f::<$crate::scheds::weft::WeftSched>($($arg),*),
-            $crate::scheds::SchedKind::Rayon => $f::<$crate::scheds::rayon::RayonSched>($($arg),*),
-            $crate::scheds::SchedKind::Tokio => $f::<$crate::scheds::tokio::TokioSched>($($arg),*),
+            $crate::scheds::SchedKind::Weft => $f::<$crate::scheds::weft_sched::WeftSched>($($arg),*),
+            $crate::scheds::SchedKind::Rayon => $f::<$crate::scheds::rayon_sched::RayonSched>($($arg),*),
+            $crate::scheds::SchedKind::Tokio => $f::<$crate::scheds::tokio_sched::TokioSched>($($arg),*),
             $crate::scheds::SchedKind::Threadpool => {
-                $f::<$crate::scheds::threadpool::ThreadpoolSched>($($arg),*)
+                $f::<$crate::scheds::threadpool_sched::ThreadpoolSched>($($arg),*)
             }
             other => panic!("{} cannot run this scenario", other.name()),
         }
@@ -197,10 +197,10 @@ macro_rules! with_sched {
 macro_rules! with_blocking {
     ($kind:expr, $f:ident ( $($arg:expr),* $(,)? )) => {
         match $kind {
-            $crate::scheds::SchedKind::Weft => $f::<$crate::scheds::weft::WeftSched>($($arg),*),
-            $crate::scheds::SchedKind::Rayon => $f::<$crate::scheds::rayon::RayonSched>($($arg),*),
+            $crate::scheds::SchedKind::Weft => $f::<$crate::scheds::weft_sched::WeftSched>($($arg),*),
+            $crate::scheds::SchedKind::Rayon => $f::<$crate::scheds::rayon_sched::RayonSched>($($arg),*),
             $crate::scheds::SchedKind::Threadpool => {
-                $f::<$crate::scheds::threadpool::ThreadpoolSched>($($arg),*)
+                $f::<$crate::scheds::threadpool_sched::ThreadpoolSched>($($arg),*)
             }
             other => panic!("{} has no blocking primitives", other.name()),
         }

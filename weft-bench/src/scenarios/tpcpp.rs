@@ -185,7 +185,7 @@ fn idle_chili(workers: usize, idle_ms: u64) -> Measured {
         let (a, b) = s.join(|s| burst(s, half), |s| burst(s, leaves - half));
         a + b
     }
-    let pool = crate::scheds::chili::build(workers);
+    let pool = crate::scheds::chili_sched::build(workers);
     assert_eq!(burst(&mut pool.scope(), IDLE_BURST), IDLE_BURST);
     let cpu = measure_idle(idle_ms);
     drop(pool);

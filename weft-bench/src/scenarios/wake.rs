@@ -3,7 +3,7 @@
 
 use super::{leak, quantile, settle, timed, warm_up, Case, Measured};
 use crate::latch::Latch;
-use crate::scheds::std::BareThreads;
+use crate::scheds::bare_threads::BareThreads;
 use crate::scheds::{thread_slot, Sched, SchedKind};
 use crate::with_sched;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -50,7 +50,7 @@ fn fan_out<S: Sched>(workers: usize, samples: usize) -> Measured {
     })
 }
 
-/// The `std` row: bare threads (`scheds::std`) with no scheduler between
+/// The `std` row: bare threads (`scheds::bare_threads`) with no scheduler between
 /// the submitter and them, each handed its task directly.
 fn floor_latency(samples: usize) -> Measured {
     let threads = BareThreads::start(1);

@@ -9,17 +9,17 @@
 //! the async/* scenarios are written against. [`BlockingCall`] says how a
 //! task makes a call that blocks its thread (blocking/* scenarios).
 
-pub mod async_executor;
+pub mod async_executor_sched;
+pub mod bare_threads;
 pub mod blocking;
-pub mod chili;
-pub mod rayon;
-pub mod std;
-pub mod threadpool;
-pub mod tokio;
-pub mod weft;
+pub mod chili_sched;
+pub mod rayon_sched;
+pub mod threadpool_sched;
+pub mod tokio_sched;
+pub mod weft_sched;
 
-use ::std::future::Future;
-use ::std::sync::atomic::{AtomicUsize, Ordering};
+use std::future::Future;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 #[derive(
     Clone,

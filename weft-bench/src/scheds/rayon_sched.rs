@@ -6,10 +6,10 @@
 use super::blocking::{CondvarEvent, CondvarTicketQueue, CondvarWaitGroup};
 use super::{BlockingCall, BlockingPrims, Sched};
 
-pub struct RayonSched(::rayon::ThreadPool);
+pub struct RayonSched(rayon::ThreadPool);
 
 impl RayonSched {
-    pub fn pool(&self) -> &::rayon::ThreadPool {
+    pub fn pool(&self) -> &rayon::ThreadPool {
         &self.0
     }
 }
@@ -18,7 +18,7 @@ impl Sched for RayonSched {
     type WaitGroup = CondvarWaitGroup;
 
     fn build(workers: usize) -> Self {
-        let pool = ::rayon::ThreadPoolBuilder::new()
+        let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(workers)
             .build()
             .expect("rayon pool");
@@ -30,7 +30,7 @@ impl Sched for RayonSched {
     }
 
     fn worker_index() -> Option<usize> {
-        ::rayon::current_thread_index()
+        rayon::current_thread_index()
     }
 }
 

@@ -7,14 +7,14 @@
 
 use super::blocking::CondvarWaitGroup;
 use super::{thread_slot, AsyncSched, BlockingCall, GateLike, Sched};
-use ::std::future::Future;
-use ::std::sync::Arc;
-use ::tokio::sync::Notify;
+use std::future::Future;
+use std::sync::Arc;
+use tokio::sync::Notify;
 
-pub struct TokioSched(::tokio::runtime::Runtime);
+pub struct TokioSched(tokio::runtime::Runtime);
 
 impl TokioSched {
-    pub fn runtime(&self) -> &::tokio::runtime::Runtime {
+    pub fn runtime(&self) -> &tokio::runtime::Runtime {
         &self.0
     }
 }
@@ -23,7 +23,7 @@ impl Sched for TokioSched {
     type WaitGroup = CondvarWaitGroup;
 
     fn build(workers: usize) -> Self {
-        let rt = ::tokio::runtime::Builder::new_multi_thread()
+        let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(workers)
             .build()
             .expect("tokio runtime");
@@ -47,7 +47,7 @@ impl BlockingCall for TokioSched {
     /// runtime once its task ends.
     /// Valid here: tasks run in `Runtime::spawn` on a multi-thread runtime.
     fn call_blocking<R>(call: impl FnOnce() -> R) -> R {
-        ::tokio::task::block_in_place(call)
+        tokio::task::block_in_place(call)
     }
 }
 
@@ -65,7 +65,7 @@ impl AsyncSched for TokioSched {
     }
 
     fn yield_now() -> impl Future<Output = ()> + Send + 'static {
-        ::tokio::task::yield_now()
+        tokio::task::yield_now()
     }
 }
 

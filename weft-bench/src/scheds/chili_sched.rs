@@ -4,8 +4,8 @@
 
 use std::num::NonZeroUsize;
 
-pub fn build(workers: usize) -> ::chili::ThreadPool {
-    ::chili::ThreadPool::with_config(::chili::Config {
+pub fn build(workers: usize) -> chili::ThreadPool {
+    chili::ThreadPool::with_config(chili::Config {
         thread_count: NonZeroUsize::new(workers),
         ..Default::default()
     })

@@ -8,21 +8,21 @@ use super::{
     AsyncSched, BlockingCall, BlockingPrims, EventLike, GateLike, Sched, TicketLike,
     TicketQueueLike, WaitGroupLike,
 };
-use ::std::future::Future;
+use std::future::Future;
 
-pub struct WeftSched(::weft::Pool);
+pub struct WeftSched(weft::Pool);
 
 impl WeftSched {
-    pub fn pool(&self) -> &::weft::Pool {
+    pub fn pool(&self) -> &weft::Pool {
         &self.0
     }
 }
 
 impl Sched for WeftSched {
-    type WaitGroup = ::weft::WaitGroup;
+    type WaitGroup = weft::WaitGroup;
 
     fn build(workers: usize) -> Self {
-        let pool = ::weft::Pool::builder()
+        let pool = weft::Pool::builder()
             .workers(workers)
             .build()
             .expect("weft pool");
@@ -34,13 +34,13 @@ impl Sched for WeftSched {
     }
 
     fn worker_index() -> Option<usize> {
-        ::weft::current_worker_index()
+        weft::current_worker_index()
     }
 }
 
 impl BlockingCall for WeftSched {
     fn call_blocking<R>(call: impl FnOnce() -> R) -> R {
-        ::weft::blocking(call)
+        weft::blocking(call)
     }
 }
 
@@ -56,11 +56,11 @@ impl AsyncSched for WeftSched {
         // The free function, not `Pool::block_on`: that one moves the wait
         // onto a worker (taking one from the pool being measured), while this
         // parks the calling thread, as the peers' block_on do.
-        ::weft::block_on(future)
+        weft::block_on(future)
     }
 
     fn yield_now() -> impl Future<Output = ()> + Send + 'static {
-        ::weft::yield_now()
+        weft::yield_now()
     }
 }
 
@@ -68,11 +68,11 @@ impl AsyncSched for WeftSched {
 /// newtype, because `weft::Event` already stands for the auto-reset event
 /// of [`BlockingPrims`].
 #[derive(Clone)]
-pub struct Gate(::weft::Event);
+pub struct Gate(weft::Event);
 
 impl GateLike for Gate {
     fn new() -> Self {
-        Gate(::weft::Event::new(::weft::EventMode::Manual))
+        Gate(weft::Event::new(weft::EventMode::Manual))
     }
 
     fn wait(&self) -> impl Future<Output = ()> + Send + 'static {
@@ -85,60 +85,60 @@ impl GateLike for Gate {
 }
 
 impl BlockingPrims for WeftSched {
-    type Event = ::weft::Event;
-    type Tickets = ::weft::TicketQueue;
+    type Event = weft::Event;
+    type Tickets = weft::TicketQueue;
 }
 
-impl WaitGroupLike for ::weft::WaitGroup {
+impl WaitGroupLike for weft::WaitGroup {
     fn new() -> Self {
-        ::weft::WaitGroup::new()
+        weft::WaitGroup::new()
     }
 
     fn add(&self, n: usize) {
-        ::weft::WaitGroup::add(self, n as _);
+        weft::WaitGroup::add(self, n as _);
     }
 
     fn done(&self) {
-        ::weft::WaitGroup::done(self);
+        weft::WaitGroup::done(self);
     }
 
     fn wait(&self) {
-        ::weft::WaitGroup::wait(self);
+        weft::WaitGroup::wait(self);
     }
 }
 
-impl EventLike for ::weft::Event {
+impl EventLike for weft::Event {
     fn new_auto() -> Self {
-        ::weft::Event::new(::weft::EventMode::Auto)
+        weft::Event::new(weft::EventMode::Auto)
     }
 
     fn signal(&self) {
-        ::weft::Event::signal(self);
+        weft::Event::signal(self);
     }
 
     fn wait(&self) {
-        ::weft::Event::wait(self);
+        weft::Event::wait(self);
     }
 }
 
-impl TicketQueueLike for ::weft::TicketQueue {
-    type Ticket = ::weft::Ticket;
+impl TicketQueueLike for weft::TicketQueue {
+    type Ticket = weft::Ticket;
 
     fn new() -> Self {
-        ::weft::TicketQueue::new()
+        weft::TicketQueue::new()
     }
 
-    fn take(&self) -> ::weft::Ticket {
-        ::weft::TicketQueue::take(self)
+    fn take(&self) -> weft::Ticket {
+        weft::TicketQueue::take(self)
     }
 }
 
-impl TicketLike for ::weft::Ticket {
+impl TicketLike for weft::Ticket {
     fn wait(&self) {
-        ::weft::Ticket::wait(self);
+        weft::Ticket::wait(self);
     }
 
     fn done(self) {
-        ::weft::Ticket::done(&self);
+        weft::Ticket::done(&self);
     }
 }

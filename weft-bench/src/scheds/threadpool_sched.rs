@@ -6,13 +6,13 @@
 use super::blocking::{CondvarEvent, CondvarTicketQueue, CondvarWaitGroup};
 use super::{thread_slot, BlockingCall, BlockingPrims, Sched};
 
-pub struct ThreadpoolSched(::threadpool::ThreadPool);
+pub struct ThreadpoolSched(threadpool::ThreadPool);
 
 impl Sched for ThreadpoolSched {
     type WaitGroup = CondvarWaitGroup;
 
     fn build(workers: usize) -> Self {
-        ThreadpoolSched(::threadpool::ThreadPool::new(workers))
+        ThreadpoolSched(threadpool::ThreadPool::new(workers))
     }
 
     fn spawn<F: FnOnce() + Send + 'static>(&self, task: F) {

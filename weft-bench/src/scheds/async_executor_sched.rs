@@ -12,10 +12,10 @@
 
 use super::blocking::CondvarWaitGroup;
 use super::{thread_slot, AsyncSched, GateLike, Sched};
-use ::async_executor::Executor;
-use ::std::future::Future;
-use ::std::sync::Arc;
-use ::std::thread::JoinHandle;
+use async_executor::Executor;
+use std::future::Future;
+use std::sync::Arc;
+use std::thread::JoinHandle;
 
 pub struct AsyncExecutorSched {
     executor: Arc<Executor<'static>>,
@@ -44,7 +44,7 @@ impl Sched for AsyncExecutorSched {
         let threads = (0..workers)
             .map(|i| {
                 let (executor, stop) = (executor.clone(), stop.clone());
-                ::std::thread::Builder::new()
+                std::thread::Builder::new()
                     .name(format!("async-executor-{i}"))
                     .spawn(move || {
                         // `recv` fails once the sender is dropped: that is the
