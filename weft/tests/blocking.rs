@@ -70,22 +70,32 @@ fn inside_the_call_the_thread_is_not_a_worker() {
 /// pool, not on the global one.
 #[test]
 fn spawn_and_join_inside_the_call_use_the_same_pool() {
-    let pool = weft::Pool::builder().workers(2).build().unwrap();
-    let pool_index =
-        |index: Option<usize>| index.is_some_and(|i| i < 2 + weft::DEFAULT_MAX_BLOCKING);
+    // Spare threads run the pool's tasks too but are none of its workers
+    // (`current_worker_index` is `None` there): tell the pool's threads by
+    // their names.
+    let pool = weft::Pool::builder()
+        .workers(2)
+        .thread_name(|i| format!("this-pool-{i}"))
+        .build()
+        .unwrap();
+    let thread_name = || std::thread::current().name().map(str::to_owned);
+    let on_pool = |name: &Option<String>| {
+        name.as_deref()
+            .is_some_and(|name| name.starts_with("this-pool-"))
+    };
     let (sender, receiver) = mpsc::channel();
     let joined = pool.install(move || {
         weft::blocking(move || {
-            weft::spawn(move || sender.send(weft::current_worker_index()).unwrap());
-            weft::join(weft::current_worker_index, weft::current_worker_index)
+            weft::spawn(move || sender.send(thread_name()).unwrap());
+            weft::join(thread_name, thread_name)
         })
     });
     let spawned_on = receiver.recv_timeout(LONG).unwrap();
     assert!(
-        pool_index(spawned_on),
+        on_pool(&spawned_on),
         "spawned task ran off the pool: {spawned_on:?}"
     );
-    assert!(pool_index(joined.0) && pool_index(joined.1), "{joined:?}");
+    assert!(on_pool(&joined.0) && on_pool(&joined.1), "{joined:?}");
 }
 
 #[test]

@@ -201,6 +201,14 @@ const CASES: &[(&str, fn())] = &[
     ("hostile-builder-settings", hostile_builder_settings),
     ("nul-thread-name-mid-build", nul_thread_name_mid_build),
     ("futures-nobody-can-wake", futures_nobody_can_wake),
+    (
+        "future-and-output-destructors-panic",
+        future_and_output_destructors_panic,
+    ),
+    (
+        "failed-build-joins-spares-of-start-hooks",
+        failed_build_joins_spares_of_start_hooks,
+    ),
 ];
 
 /// The child side: does nothing unless a case is named.
@@ -2662,6 +2670,81 @@ fn case_list_is_consistent() {
     assert_eq!(before, names.len(), "duplicate case names");
 }
 
+/// A future whose own destructor panics and whose output is a [`Bomb`]: the
+/// handle still completes, with the future's panic.
+fn future_and_output_destructors_panic() {
+    struct BombFuture;
+    impl std::future::Future for BombFuture {
+        type Output = Bomb;
+        fn poll(
+            self: std::pin::Pin<&mut Self>,
+            _: &mut std::task::Context<'_>,
+        ) -> std::task::Poll<Bomb> {
+            std::task::Poll::Ready(Bomb)
+        }
+    }
+    impl Drop for BombFuture {
+        fn drop(&mut self) {
+            if !thread::panicking() {
+                panic!("the future's destructor panics");
+            }
+        }
+    }
+    let pool = Pool::builder().workers(2).build().unwrap();
+    for _ in 0..10 {
+        let handle = pool.spawn_future(BombFuture);
+        let outcome = join_within(handle, "a future whose destructor and output both panic");
+        assert!(forget_panic(outcome), "the destructor's panic is reported");
+    }
+    drop(pool);
+}
+
+/// A start hook makes a blocking call (starting a spare), then a later
+/// worker's name panics: `build` hands the panic back only after every thread
+/// of the pool, spares included, has run its stop hook and left.
+fn failed_build_joins_spares_of_start_hooks() {
+    let starts = counter();
+    let stops = counter();
+    let built = {
+        let (starts, stops) = (Arc::clone(&starts), Arc::clone(&stops));
+        panic::catch_unwind(move || {
+            Pool::builder()
+                .workers(4)
+                .max_blocking(2)
+                .on_thread_start(move |index| {
+                    starts.fetch_add(1, SeqCst);
+                    if index < 4 {
+                        weft::blocking(|| thread::sleep(Duration::from_millis(5)));
+                    }
+                })
+                .on_thread_stop(move |index| {
+                    if index >= 4 {
+                        // A slow spare: `build` must wait for it.
+                        thread::sleep(Duration::from_millis(30));
+                    }
+                    stops.fetch_add(1, SeqCst);
+                })
+                .thread_name(|i| {
+                    if i == 3 {
+                        panic!("no name for worker 3");
+                    }
+                    format!("w{i}")
+                })
+                .build()
+        })
+    };
+    assert!(built.is_err(), "the thread_name panic reaches the caller");
+    let (started, stopped) = (starts.load(SeqCst), stops.load(SeqCst));
+    assert!(
+        started > 3,
+        "the start hooks' blocking calls started spares"
+    );
+    assert_eq!(
+        stopped, started,
+        "build returned before every thread stopped"
+    );
+}
+
 macro_rules! edge_tests {
     ($($test:ident => $case:literal,)*) => {
         $(
@@ -2735,4 +2818,6 @@ edge_tests! {
     hostile_builder_settings_fail_cleanly => "hostile-builder-settings",
     a_nul_in_a_later_thread_name_leaves_no_threads => "nul-thread-name-mid-build",
     futures_nobody_can_wake_are_dropped => "futures-nobody-can-wake",
+    a_future_and_its_output_both_panicking_on_drop_complete_the_handle => "future-and-output-destructors-panic",
+    a_failed_build_joins_the_spares_its_start_hooks_started => "failed-build-joins-spares-of-start-hooks",
 }

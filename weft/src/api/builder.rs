@@ -236,6 +236,13 @@ impl Builder {
     /// still run, on the workers, before the pool's drop returns. A panic in
     /// the hook goes to the [panic handler](Builder::panic_handler).
     ///
+    /// One limit: by the time the hooks run, the spare threads of
+    /// [`blocking`](crate::blocking) have stopped, so a `weft::blocking` call
+    /// in the hook runs without a stand-in. A call that waits there for a
+    /// task of the same pool (a channel another task sends on, a `join`)
+    /// waits for ever when every worker does the same: wait for such tasks
+    /// without `blocking` (a plain `WaitGroup::wait` helps run them).
+    ///
     /// ```
     /// use std::sync::atomic::{AtomicUsize, Ordering};
     /// use std::sync::Arc;
@@ -423,10 +430,12 @@ impl Builder {
             Err(payload) => Err(payload),
         };
         // Stop the workers already started: the pool never held a task.
+        // Spares a start hook's blocking call started are joined too.
         registry.close();
         for handle in threads {
             let _ = handle.join();
         }
+        registry.spares.join();
         match failure {
             Ok(error) => Err(error),
             Err(payload) => panic::resume_unwind(payload),

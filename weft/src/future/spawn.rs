@@ -92,7 +92,14 @@ impl<T: Send + 'static> Task<T> {
         let result = match (drop_future(future), result) {
             (Ok(()), result) => result,
             // A destructor that panics after `Ready` still counts as a panic.
-            (Err(payload), Ok(_value)) => Err(payload),
+            (Err(payload), Ok(value)) => {
+                // The output is dropped too, and its destructor may panic as
+                // well: the future's panic is the one reported.
+                if let Err(second) = crate::sched::unwind::drop_caught(value) {
+                    drop_payload(second);
+                }
+                Err(payload)
+            }
             // The poll's own panic is the one reported.
             (Err(payload), Err(first)) => {
                 drop_payload(payload);

@@ -20,7 +20,9 @@
 //!    or running, see [`Registry::is_drained`]). Every thread of the pool,
 //!    workers and spare threads, runs its `on_thread_stop` hook, in the
 //!    thread's own worker context: the hook's `weft::spawn`, `spawn_future`
-//!    and wakes are accepted and run, on the workers still in the loop.
+//!    and wakes are accepted and run, on the workers still in the loop. No
+//!    spare is lent any more (the spare threads run their own stop hooks and
+//!    leave), so `weft::blocking` in a hook runs without a stand-in.
 //! 4. **Terminating**, entered once every stop hook has returned and the pool
 //!    has drained again. Workers leave the loop; the last worker out drops
 //!    the futures still waiting for a wake (nothing can poll them any more:
@@ -489,6 +491,13 @@ impl Registry {
     /// running counted job that cannot finish before them, so while one exists
     /// the books cannot balance anyway.
     fn is_drained(&self) -> bool {
+        // The checker's half of a store-buffering pairing with whoever made
+        // the books balance just before (a job's end, a refusal, a stop
+        // hook's end): each bumps its count and then makes this check
+        // itself. Of two such checks, the one whose fence comes second in the
+        // SeqCst order sees the other's count, so the last event to balance
+        // the books is seen by somebody's check. Only closed pools get here.
+        fence(Ordering::SeqCst);
         let mut executed = self.external_refused.load(Ordering::SeqCst)
             + self.start_hooks_done.load(Ordering::SeqCst);
         for counters in self.counters.iter() {

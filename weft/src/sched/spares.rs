@@ -39,7 +39,11 @@
 //! claimed it as a searcher (its wait may end between the claim and its
 //! sweep). Its look comes after its last RMW on the protocol's state and a
 //! fence, so by the Dekker argument of invariant 1 it sees every task whose
-//! notifier counted on it. While a worker blocks, its pinned queue (`spawn_on`)
+//! notifier read the state before that RMW. A notifier that reads it after
+//! finds the spare neither searching nor sleeping, the case "every worker is
+//! working" of invariant 1, which still holds: the spare's borrower is back
+//! at work by then (it retires the spare before the spare can leave), and
+//! looks at the queues before it next sleeps. While a worker blocks, its pinned queue (`spawn_on`)
 //! waits for it: pinned tasks are by definition never run elsewhere.
 //!
 
