@@ -46,9 +46,10 @@ mod model {
         queue: Shared<T>,
     }
 
-    /// A queue anyone pushes to and takes from, oldest first.
+    /// A queue anyone pushes to and takes from, oldest first: a thief's end
+    /// that anyone may also push to.
     pub(crate) struct Injector<T> {
-        queue: Mutex<VecDeque<T>>,
+        queue: Stealer<T>,
     }
 
     fn take_half<T>(queue: &mut VecDeque<T>) -> Vec<T> {
@@ -129,28 +130,26 @@ mod model {
     impl<T> Injector<T> {
         pub(crate) fn new() -> Injector<T> {
             Injector {
-                queue: Mutex::new(VecDeque::new()),
+                queue: Stealer {
+                    queue: Arc::default(),
+                },
             }
         }
 
         pub(crate) fn push(&self, task: T) {
-            self.queue.lock().unwrap().push_back(task);
+            self.queue.queue.lock().unwrap().push_back(task);
         }
 
         pub(crate) fn steal(&self) -> Steal<T> {
-            match self.queue.lock().unwrap().pop_front() {
-                Some(task) => Steal::Success(task),
-                None => Steal::Empty,
-            }
+            self.queue.steal()
         }
 
         pub(crate) fn steal_batch_and_pop(&self, dest: &Worker<T>) -> Steal<T> {
-            let batch = take_half(&mut self.queue.lock().unwrap());
-            land(batch, dest)
+            self.queue.steal_batch_and_pop(dest)
         }
 
         pub(crate) fn is_empty(&self) -> bool {
-            self.queue.lock().unwrap().is_empty()
+            self.queue.is_empty()
         }
     }
 }

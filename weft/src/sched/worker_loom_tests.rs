@@ -134,6 +134,19 @@ fn counted(runs: &Arc<Runs>) -> impl FnOnce() + Send + 'static {
     move || runs.record()
 }
 
+/// A task that pushes a counted task onto its worker's own queue, then
+/// records its own run.
+fn spawning(runs: &Arc<Runs>) -> impl FnOnce() + Send + 'static {
+    let inner = counted(runs);
+    let runs = Arc::clone(runs);
+    move || {
+        let worker = WorkerThread::current().expect("a task runs on a worker");
+        // SAFETY: the closure is 'static: the job borrows nothing.
+        worker.push(unsafe { ClosureJob::new_ref(inner) });
+        runs.record();
+    }
+}
+
 #[test]
 fn one_worker_runs_an_injected_task_and_shuts_down() {
     loom::model(|| {
@@ -164,14 +177,7 @@ fn a_task_pushed_by_a_running_task_is_taken_by_the_other_worker_or_its_own() {
     loom::model(|| {
         let runs = Arc::new(Runs::default());
         let pool = Model::start(2);
-        let inner = counted(&runs);
-        let outer_runs = Arc::clone(&runs);
-        pool.inject(move || {
-            let worker = WorkerThread::current().expect("a task runs on a worker");
-            // SAFETY: the closure is 'static: the job borrows nothing.
-            worker.push(unsafe { ClosureJob::new_ref(inner) });
-            outer_runs.record();
-        });
+        pool.inject(spawning(&runs));
         assert_eq!(runs.wait_for(2), 2);
         pool.shut_down();
     });
@@ -184,17 +190,9 @@ fn a_pool_closed_while_its_task_runs_drains_it_and_terminates() {
     loom::model(|| {
         let runs = Arc::new(Runs::default());
         let pool = Model::start(2);
-        let inner = counted(&runs);
-        let outer_runs = Arc::clone(&runs);
-        pool.inject(move || {
-            let worker = WorkerThread::current().expect("a task runs on a worker");
-            // SAFETY: the closure is 'static: the job borrows nothing.
-            worker.push(unsafe { ClosureJob::new_ref(inner) });
-            outer_runs.record();
-        });
-        let runs_after = Arc::clone(&runs);
+        pool.inject(spawning(&runs));
         pool.shut_down();
-        assert_eq!(runs_after.wait_for(2), 2);
+        assert_eq!(runs.wait_for(2), 2);
     });
 }
 
