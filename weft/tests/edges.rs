@@ -202,6 +202,10 @@ const CASES: &[(&str, fn())] = &[
     ("nul-thread-name-mid-build", nul_thread_name_mid_build),
     ("futures-nobody-can-wake", futures_nobody_can_wake),
     (
+        "bombing-stop-hooks-racing-spawns",
+        bombing_stop_hooks_racing_spawns,
+    ),
+    (
         "future-and-output-destructors-panic",
         future_and_output_destructors_panic,
     ),
@@ -1277,6 +1281,24 @@ fn pool_dropped_in_own_task(from_future: bool) {
 // --- 9. a panicking thread_name closure ----------------------------------------------
 
 fn panicking_thread_name() {
+    build_fails_naming_a_worker(10, 5, true, |i| {
+        if i >= 5 {
+            panic!("thread_name panicked for worker {i}");
+        }
+        format!("w{i}")
+    });
+}
+
+/// Builds `workers` workers named by `name`, which fails (panics, or names
+/// a thread so that `spawn` fails) from worker `first_bad` on, three times:
+/// the failure reaches the caller (as the panic itself if `must_panic`), no
+/// thread is left behind, and every worker that started ran its stop hook.
+fn build_fails_naming_a_worker(
+    workers: usize,
+    first_bad: usize,
+    must_panic: bool,
+    name: fn(usize) -> String,
+) {
     for round in 0..3 {
         let before = thread_count();
         let starts = counter();
@@ -1286,13 +1308,8 @@ fn panicking_thread_name() {
             let stops = Arc::clone(&stops);
             panic::catch_unwind(move || {
                 Pool::builder()
-                    .workers(10)
-                    .thread_name(|i| {
-                        if i >= 5 {
-                            panic!("thread_name panicked for worker {i}");
-                        }
-                        format!("w{i}")
-                    })
+                    .workers(workers)
+                    .thread_name(name)
                     .on_thread_start(move |_| {
                         starts.fetch_add(1, SeqCst);
                     })
@@ -1304,14 +1321,16 @@ fn panicking_thread_name() {
         };
         match built {
             Err(payload) => drop(payload),
-            Ok(_) => panic!("round {round}: the thread_name panic did not reach the caller"),
+            Ok(Err(_)) if !must_panic => {}
+            Ok(Err(error)) => panic!("round {round}: the name's panic became an error: {error}"),
+            Ok(Ok(_)) => panic!("round {round}: the bad name did not fail the build"),
         }
         assert!(
             eventually(Duration::from_secs(5), || thread_count() <= before),
             "round {round}: {} threads left over from the failed build",
             thread_count().saturating_sub(before)
         );
-        assert!(starts.load(SeqCst) <= 5);
+        assert!(starts.load(SeqCst) <= first_bad);
         assert_eq!(
             stops.load(SeqCst),
             starts.load(SeqCst),
@@ -2560,49 +2579,13 @@ fn hostile_builder_settings() {
 /// (or an error) reaches the caller, the started workers run their stop
 /// hooks and are joined.
 fn nul_thread_name_mid_build() {
-    for round in 0..3 {
-        let before = thread_count();
-        let starts = counter();
-        let stops = counter();
-        let built = {
-            let starts = Arc::clone(&starts);
-            let stops = Arc::clone(&stops);
-            panic::catch_unwind(move || {
-                Pool::builder()
-                    .workers(6)
-                    .thread_name(|i| {
-                        if i >= 3 {
-                            format!("w\0{i}")
-                        } else {
-                            format!("w{i}")
-                        }
-                    })
-                    .on_thread_start(move |_| {
-                        starts.fetch_add(1, SeqCst);
-                    })
-                    .on_thread_stop(move |_| {
-                        stops.fetch_add(1, SeqCst);
-                    })
-                    .build()
-            })
-        };
-        match built {
-            Err(payload) => drop(payload),
-            Ok(Err(_)) => {}
-            Ok(Ok(_)) => panic!("round {round}: a pool with NUL in thread names was built"),
+    build_fails_naming_a_worker(6, 3, false, |i| {
+        if i >= 3 {
+            format!("w\0{i}")
+        } else {
+            format!("w{i}")
         }
-        assert!(
-            eventually(Duration::from_secs(5), || thread_count() <= before),
-            "round {round}: {} threads left over from the failed build",
-            thread_count().saturating_sub(before)
-        );
-        assert!(starts.load(SeqCst) <= 3);
-        assert_eq!(
-            stops.load(SeqCst),
-            starts.load(SeqCst),
-            "round {round}: a started worker did not run its stop hook"
-        );
-    }
+    });
 }
 
 /// Sends what `weft::join` gave it from its destructor.
@@ -2668,6 +2651,58 @@ fn case_list_is_consistent() {
     let before = names.len();
     names.dedup();
     assert_eq!(before, names.len(), "duplicate case names");
+}
+
+/// All three at once: threads spawn through handles while the pool drops,
+/// and each stop hook spawns a task and then panics with a [`Bomb`] (no
+/// panic handler). The drop returns, every accepted task and every task the
+/// hooks spawned ran exactly once, and the hooks' panics took no thread down.
+fn bombing_stop_hooks_racing_spawns() {
+    for round in 0..20 {
+        let workers = 2 + round % 3;
+        let from_hooks = counter();
+        let pool = {
+            let from_hooks = Arc::clone(&from_hooks);
+            Pool::builder()
+                .workers(workers)
+                .on_thread_stop(move |_| {
+                    let from_hooks = Arc::clone(&from_hooks);
+                    weft::spawn(move || {
+                        from_hooks.fetch_add(1, SeqCst);
+                    });
+                    throw_bomb();
+                })
+                .build()
+                .unwrap()
+        };
+        let accepted = counter();
+        let ran = counter();
+        let spammers: Vec<_> = (0..2)
+            .map(|_| {
+                let (handle, accepted, ran) =
+                    (pool.handle(), Arc::clone(&accepted), Arc::clone(&ran));
+                thread::spawn(move || loop {
+                    let ran = Arc::clone(&ran);
+                    if handle
+                        .spawn(move || {
+                            ran.fetch_add(1, SeqCst);
+                        })
+                        .is_err()
+                    {
+                        break;
+                    }
+                    accepted.fetch_add(1, SeqCst);
+                })
+            })
+            .collect();
+        thread::sleep(Duration::from_micros(200 * (round % 4) as u64));
+        drop(pool);
+        for spammer in spammers {
+            spammer.join().unwrap();
+        }
+        assert_eq!(ran.load(SeqCst), accepted.load(SeqCst), "round {round}");
+        assert_eq!(from_hooks.load(SeqCst), workers, "round {round}");
+    }
 }
 
 /// A future whose own destructor panics and whose output is a [`Bomb`]: the
@@ -2818,6 +2853,7 @@ edge_tests! {
     hostile_builder_settings_fail_cleanly => "hostile-builder-settings",
     a_nul_in_a_later_thread_name_leaves_no_threads => "nul-thread-name-mid-build",
     futures_nobody_can_wake_are_dropped => "futures-nobody-can-wake",
+    stop_hooks_that_spawn_then_throw_a_bomb_while_spawns_race_the_drop => "bombing-stop-hooks-racing-spawns",
     a_future_and_its_output_both_panicking_on_drop_complete_the_handle => "future-and-output-destructors-panic",
     a_failed_build_joins_the_spares_its_start_hooks_started => "failed-build-joins-spares-of-start-hooks",
 }

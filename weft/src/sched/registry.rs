@@ -45,15 +45,14 @@
 //! its refusal is counted. Once closed and drained, nothing but a stop hook
 //! can push again, so the check's answer cannot go stale.
 
-use crate::facade::{fence, AtomicBool, AtomicU64, AtomicUsize, Mutex, Ordering};
 use std::any::Any;
 use std::time::Duration;
 
-use crate::sched::deque::{Injector, Stealer};
 use crossbeam_utils::CachePadded;
 
-use crate::facade::lock;
+use crate::facade::{fence, lock, AtomicBool, AtomicU64, AtomicUsize, Mutex, Ordering};
 use crate::sched::counters::WorkerCounters;
+use crate::sched::deque::{Injector, Stealer};
 use crate::sched::job::JobRef;
 use crate::sched::parked::ParkedTasks;
 use crate::sched::sleep::Sleep;

@@ -18,6 +18,10 @@
 //!
 //! # Invariants, and why the code keeps them
 //!
+//! loom checks them twice: on this module with a minimal loop around it
+//! (`sleep_loom_tests.rs`, deep interleavings), and as the shipping worker
+//! loop, registry and shutdown run it (`worker_loom_tests.rs`).
+//!
 //! 1. **No lost wake-up.** A task made visible in a queue, followed by
 //!    [`Sleep::notify_work`], is taken by some worker without waiting for an unrelated
 //!    event, while any worker is idle. The argument is a Dekker pairing of SeqCst
@@ -66,6 +70,15 @@
 //!    sweeps then, gives up and parks has seen nothing; the notify after the
 //!    batch lands (worker.rs, `batch_moved`, whenever tasks were left behind)
 //!    is the push of this argument. Loom's batch model deadlocks without it.
+//!
+//!    Leaving the protocol is the mirror case. The cases above count on a
+//!    seat that is neither searching nor sleeping to look at the queues
+//!    before it next sleeps, and on a claimed searcher to sweep after its
+//!    next RMW. A seat that leaves the worker loop for good or for long (a
+//!    spare thread of `weft::blocking` going back to idle) would do neither,
+//!    so it *hands off* (`WorkerThread::hand_off`): after its last RMW on
+//!    `state`, a fence and one more look at the queues, with a notify for
+//!    what it sees (spares.rs gives the whole argument).
 //!
 //! 2. **Fan-out.** `k` tasks notified while `w` workers sleep and no searcher is
 //!    unclaimed wake `min(k, w)` workers (fewer only if the tasks are taken
