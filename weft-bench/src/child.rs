@@ -33,17 +33,17 @@ pub fn run(args: ChildArgs) -> ExitCode {
         eprintln!("unknown scenario {:?} {:?}", args.scenario, args.variant);
         return ExitCode::FAILURE;
     };
-    let note = match (case.fit)(args.sched, args.workers) {
+    let note = match case.fit(args.sched, args.workers) {
         Fit::Yes(note) => note,
         Fit::No(why) => {
             eprintln!("{} cannot run {}: {why}", args.sched.name(), case.name());
             return ExitCode::FAILURE;
         }
     };
-    let m = scenarios::run(&case, args.sched, args.workers, args.size);
+    let m = (case.run)(args.sched, args.workers, args.size);
     let mut record = runner::empty_record(&case, args.sched, args.workers, args.rep, args.size);
     record.status = Status::Ok;
-    record.note = note.into();
+    record.note = note;
     record.figure = Some(m.figure);
     record.wall_ns = Some(m.wall.as_nanos() as u64);
     record.cpu_ns = Some(m.cpu.as_nanos() as u64);

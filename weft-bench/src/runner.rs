@@ -69,10 +69,10 @@ pub fn run(plan: &Plan) -> Vec<Record> {
         for &workers in &plan.workers {
             for rep in 0..plan.reps {
                 for &sched in &plan.scheds {
-                    match (case.fit)(sched, workers) {
+                    match case.fit(sched, workers) {
                         Fit::No(why) if rep == 0 => {
                             let mut r = empty_record(case, sched, workers, 0, size);
-                            r.note = why.into();
+                            r.note = why;
                             records.push(r);
                         }
                         Fit::No(_) => {}

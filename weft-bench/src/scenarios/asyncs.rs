@@ -6,11 +6,9 @@
 //! completion, and each runtime's own `block_on` on the submitting thread,
 //! which is never a worker.
 
-use super::{leak, ns_per, quantile, settle, timed, warm_up, Case, Measured};
-use crate::scheds::async_executor_sched::AsyncExecutorSched;
-use crate::scheds::tokio_sched::TokioSched;
-use crate::scheds::weft_sched::WeftSched;
-use crate::scheds::{AsyncSched, GateLike, SchedKind};
+use super::{leak, ns_per, quantile, settle, timed, warm_up, Case, Measured, Needs};
+use crate::scheds::{AsyncSched, Cap, GateLike};
+use crate::with_peer;
 use futures_channel::oneshot;
 use std::future::Future;
 use std::pin::pin;
@@ -32,25 +30,54 @@ pub const FAN_OUT_PER_WORKER: usize = 4;
 /// as in wake/*): every runtime's workers have been parked ~3 ms.
 const PARK_GAP: Duration = Duration::from_millis(1);
 
-pub fn run(case: &Case, kind: SchedKind, workers: usize, size: u64) -> Measured {
-    match kind {
-        SchedKind::Weft => run_on::<WeftSched>(case, workers, size),
-        SchedKind::Tokio => run_on::<TokioSched>(case, workers, size),
-        SchedKind::AsyncExecutor => run_on::<AsyncExecutorSched>(case, workers, size),
-        other => panic!("{} runs no futures", other.name()),
-    }
-}
-
-fn run_on<S: AsyncSched>(case: &Case, workers: usize, size: u64) -> Measured {
-    let n = size as usize;
-    match case.scenario {
-        "async/chained-spawn" => chained_spawn::<S>(workers, n),
-        "async/ping-pong" => ping_pong::<S>(workers, n),
-        "async/spawn-many" => spawn_many::<S>(workers, n),
-        "async/yield-many" => yield_many::<S>(workers, n),
-        "async/fan-out" => fan_out::<S>(workers, n),
-        other => panic!("unknown async scenario {other}"),
-    }
+pub fn cases() -> Vec<Case> {
+    let chained = Case {
+        scenario: "async/chained-spawn",
+        variant: "",
+        about: "tokio's chained_spawn: a future spawns a future that spawns ... 1,000 deep, the last reports on a oneshot; the submitter's block_on waits (size = chains)",
+        unit: "ns/spawn",
+        higher_is_better: false,
+        sizes: [2, 100, 1_000],
+        needs: Needs::ways(&[&[Cap::Futures]]),
+        run: |kind, workers, n| with_peer!(kind, Futures, chained_spawn(workers, n as usize)),
+    };
+    vec![
+        chained,
+        Case {
+            scenario: "async/ping-pong",
+            about: "tokio's ping_pong: one future spawns 1,000 pings; each spawns its pong and does one round trip over two futures-channel oneshots (size = batches; figure per round trip)",
+            unit: "ns/round trip",
+            sizes: [2, 50, 500],
+            run: |kind, workers, n| with_peer!(kind, Futures, ping_pong(workers, n as usize)),
+            ..chained
+        },
+        Case {
+            scenario: "async/spawn-many",
+            about: "tokio's spawn_many: one future spawns 10,000 empty futures that count down; the submitter's block_on waits for the last (size = batches)",
+            unit: "ns/task",
+            sizes: [1, 20, 200],
+            run: |kind, workers, n| with_peer!(kind, Futures, spawn_many(workers, n as usize)),
+            ..chained
+        },
+        Case {
+            scenario: "async/yield-many",
+            about: "tokio's yield_many: 200 futures submitted from outside each call the runtime's yield_now K times (size = K)",
+            unit: "ns/yield",
+            sizes: [10, 2_000, 10_000],
+            needs: Needs::ways(&[&[Cap::Futures, Cap::YieldNow]]),
+            run: |kind, workers, n| with_peer!(kind, Futures, yield_many(workers, n as usize)),
+            ..chained
+        },
+        Case {
+            scenario: "async/fan-out",
+            about: "rounds of T = 4 x workers futures, all pending on one timer-free wake-all gate, released at once once the runtime parked (as in wake/latency); release until the last finishes, median round (p99 in extras; size = rounds)",
+            unit: "us p50",
+            sizes: [3, 100, 400],
+            needs: Needs::ways(&[&[Cap::Futures, Cap::WakeAll]]),
+            run: |kind, workers, n| with_peer!(kind, Futures, fan_out(workers, n as usize)),
+            ..chained
+        },
+    ]
 }
 
 fn runtime<S: AsyncSched>(workers: usize) -> &'static S {

@@ -5,10 +5,10 @@
 //! have none, make the call directly in the task, and show what a pool loses
 //! without one.
 
-use super::{leak, ns_per, quantile, timed, warm_up, Case, Measured};
+use super::{has, leak, ns_per, quantile, timed, warm_up, Case, Fit, Measured, Needs};
 use crate::latch::Latch;
-use crate::scheds::{BlockingCall, SchedKind};
-use crate::with_sched;
+use crate::scheds::{BlockingCall, Cap, SchedKind};
+use crate::with_peer;
 use crate::work::some_work;
 use std::hint::black_box;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -22,13 +22,50 @@ pub const SHORT_PER_WORKER: usize = 4;
 /// below HOLD, so the figure shows whether they waited for the blockers.
 pub const SHORT_ITERS: u32 = 1_000;
 
-pub fn run(case: &Case, kind: SchedKind, workers: usize, size: u64) -> Measured {
-    let n = size as usize;
-    match case.scenario {
-        "blocking/empty-call" => with_sched!(kind, empty_call(workers, n)),
-        "blocking/capacity" => with_sched!(kind, capacity(workers, n)),
-        other => panic!("unknown blocking scenario {other}"),
-    }
+pub fn cases() -> Vec<Case> {
+    vec![
+        Case {
+            scenario: "blocking/empty-call",
+            variant: "",
+            about: "N tasks submitted from outside each make one blocking call of an empty closure through the pool's stand-in API; wall time until the latch saw all N, divided by N (size = N). plain_ns: the same flood on the same pool calling the closure directly, so figure - plain_ns is what lending and retiring a stand-in adds per call; at_call_ns: mean wall time a task spends in the call (lend, call, retire)",
+            unit: "ns/call",
+            higher_is_better: false,
+            sizes: [200, 20_000, 200_000],
+            needs: Needs::ways(&[&[Cap::StandIn, Cap::Spawn]]).adjusted(|kind, _, fit| {
+                if has(kind, Cap::Spawn).is_some() && has(kind, Cap::StandIn).is_none() {
+                    return Fit::No(
+                        "no stand-in to lend: a direct empty call is an empty task (marl/empty); \
+                         plain_ns on the weft and tokio rows is that floor"
+                            .into(),
+                    );
+                }
+                call_note(kind, fit, "()")
+            }),
+            run: |kind, workers, n| with_peer!(kind, Calls, empty_call(workers, n as usize)),
+        },
+        Case {
+            scenario: "blocking/capacity",
+            variant: "",
+            about: "rounds of W = workers tasks that each sleep 20 ms inside a blocking call; once all W are inside, 4 x W short tasks (1,000-iteration some-work) are submitted; time from submitting the first short task until the last finished, median round (first_ms: first round, which starts the stand-in threads; size = rounds). Under 20 ms only if the pool runs tasks while its workers block",
+            unit: "ms p50",
+            higher_is_better: false,
+            sizes: [1, 5, 25],
+            // Without a stand-in, the call is made directly in the task.
+            needs: Needs::ways(&[&[Cap::StandIn, Cap::Spawn], &[Cap::Spawn]])
+                .adjusted(|kind, _, fit| call_note(kind, fit, "thread::sleep(20 ms)")),
+            run: |kind, workers, rounds| with_peer!(kind, Calls, capacity(workers, rounds as usize)),
+        },
+    ]
+}
+
+/// The note of tasks (spawned as `fit` says) that call `body` through the
+/// pool's stand-in, or directly where it has none.
+fn call_note(kind: SchedKind, fit: Fit, body: &str) -> Fit {
+    let Fit::Yes(spawn) = fit else { return fit };
+    Fit::Yes(match has(kind, Cap::StandIn) {
+        Some(stand_in) => format!("{stand_in}(|| {body}) in {spawn} tasks"),
+        None => format!("no stand-in: {body} called directly in {spawn} tasks"),
+    })
 }
 
 /// `n` tasks from this thread, each making one call of an empty closure,

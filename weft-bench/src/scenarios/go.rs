@@ -3,10 +3,10 @@
 //! useful work it did (the producer's own CPU left out), with the
 //! submit-to-start latency of every task.
 
-use super::{leak, quantile, warm_up, Case, Measured};
+use super::{leak, quantile, warm_up, Case, Measured, TASKS};
 use crate::rusage::{other_threads_cpu, set_timer_slack, thread_cpu};
-use crate::scheds::{Sched, SchedKind};
-use crate::with_sched;
+use crate::scheds::Sched;
+use crate::with_peer;
 use crate::work::{iters_per_micro, some_work, Rng};
 use std::hint::black_box;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -16,11 +16,18 @@ use std::time::{Duration, Instant};
 /// Per task: (submit-to-start latency, time spent in the work), in ns.
 type TaskLog = Mutex<Vec<(u64, u64)>>;
 
-pub fn run(case: &Case, kind: SchedKind, workers: usize, size: u64) -> Measured {
-    match case.scenario {
-        "go/trickle" => with_sched!(kind, trickle(workers, size)),
-        other => panic!("unknown go scenario {other}"),
-    }
+pub fn cases() -> Vec<Case> {
+    vec![Case {
+        scenario: "go/trickle",
+        variant: "",
+        about:
+            "one producer submits a 2-5 us task every 20-100 us; pool CPU / useful CPU (size = ms)",
+        unit: "cpu/useful",
+        higher_is_better: false,
+        sizes: [50, 400, 3_000],
+        needs: TASKS,
+        run: |kind, workers, run_ms| with_peer!(kind, Tasks, trickle(workers, run_ms)),
+    }]
 }
 
 fn trickle<S: Sched>(workers: usize, run_ms: u64) -> Measured {

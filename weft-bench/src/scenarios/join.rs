@@ -1,18 +1,35 @@
 //! Fork-join by `join`: recursive fib and the balanced binary tree sum of
-//! chili's benchmark. Each library's own generic join is called directly
-//! (monomorphised), so no abstraction layer sits on the hot path.
+//! chili's benchmark. Every scheduler runs the same code through
+//! [`ForkJoin`], whose methods are generic, so each library's own join is
+//! called directly (monomorphised): no abstraction layer sits on the hot path.
 
 use std::time::Duration;
 
-use super::{ns_per, timed, Case, Measured};
-use crate::scheds::{Sched, SchedKind};
+use super::{ns_per, timed, Case, Measured, Needs};
+use crate::scheds::{Cap, ForkJoin};
+use crate::with_peer;
 
-pub fn run(case: &Case, kind: SchedKind, workers: usize, size: u64) -> Measured {
-    match case.scenario {
-        "join/fib" => fib(kind, workers, size as u32),
-        "join/tree-sum" => tree_sum(kind, workers, size as u32),
-        other => panic!("unknown join scenario {other}"),
-    }
+pub fn cases() -> Vec<Case> {
+    let fib = Case {
+        scenario: "join/fib",
+        variant: "",
+        about: "fib(n) by recursive join, no cutoff (size = n)",
+        unit: "ns/join",
+        higher_is_better: false,
+        sizes: [15, 27, 32],
+        needs: Needs::ways(&[&[Cap::ForkJoin]]),
+        run: |kind, workers, n| with_peer!(kind, Joins, fib(workers, n as u32)),
+    };
+    vec![
+        fib,
+        Case {
+            scenario: "join/tree-sum",
+            about: "sum of a balanced binary tree by join at every inner node (chili's benchmark; size = layers)",
+            sizes: [10, 20, 24],
+            run: |kind, workers, layers| with_peer!(kind, Joins, tree_sum(workers, layers as u32)),
+            ..fib
+        },
+    ]
 }
 
 /// Every pool first computes this fib untimed (~30,000 joins): the timed run
@@ -28,13 +45,24 @@ const WARM_UP_LAYERS: u32 = 15;
 /// measure those as much as the joins.
 const RUNS_PER_CHILD: usize = 5;
 
-/// Times `body` [`RUNS_PER_CHILD`] times and returns the run of median wall
-/// time (its result, wall and CPU time).
-fn median_of_runs<R>(mut body: impl FnMut() -> R) -> (R, Duration, Duration) {
-    let mut runs: Vec<(R, Duration, Duration)> =
-        (0..RUNS_PER_CHILD).map(|_| timed(&mut body)).collect();
-    runs.sort_by_key(|run| run.1);
-    runs.swap_remove(RUNS_PER_CHILD / 2)
+/// On a pool of `J` with `workers` threads: runs `warm_up` once untimed,
+/// then `run` [`RUNS_PER_CHILD`] times, each run entering the pool from the
+/// caller's seat; returns the run of median wall time (its result, wall and
+/// CPU time).
+fn median_of_runs<J: ForkJoin, R: Send>(
+    workers: usize,
+    warm_up: impl Fn(&mut J::Ctx<'_>) + Sync,
+    run: impl Fn(&mut J::Ctx<'_>) -> R + Sync,
+) -> (R, Duration, Duration) {
+    let pool = J::start(workers);
+    pool.seat(|seat| {
+        J::enter(seat, |c| warm_up(c));
+        let mut runs: Vec<(R, Duration, Duration)> = (0..RUNS_PER_CHILD)
+            .map(|_| timed(|| J::enter(seat, |c| run(c))))
+            .collect();
+        runs.sort_by_key(|run| run.1);
+        runs.swap_remove(RUNS_PER_CHILD / 2)
+    })
 }
 
 fn fib_serial(n: u32) -> (u64, u64) {
@@ -49,51 +77,27 @@ fn fib_serial(n: u32) -> (u64, u64) {
     (a, joins)
 }
 
-fn fib_weft(n: u32) -> u64 {
+fn fib_join<J: ForkJoin>(ctx: &mut J::Ctx<'_>, n: u32) -> u64 {
     if n < 2 {
         return u64::from(n);
     }
-    let (a, b) = weft::join(|| fib_weft(n - 1), || fib_weft(n - 2));
+    let (a, b) = J::join(
+        ctx,
+        |c| fib_join::<J>(c, n - 1),
+        |c| fib_join::<J>(c, n - 2),
+    );
     a + b
 }
 
-fn fib_rayon(n: u32) -> u64 {
-    if n < 2 {
-        return u64::from(n);
-    }
-    let (a, b) = rayon::join(|| fib_rayon(n - 1), || fib_rayon(n - 2));
-    a + b
-}
-
-fn fib_chili(s: &mut chili::Scope<'_>, n: u32) -> u64 {
-    if n < 2 {
-        return u64::from(n);
-    }
-    let (a, b) = s.join(|s| fib_chili(s, n - 1), |s| fib_chili(s, n - 2));
-    a + b
-}
-
-fn fib(kind: SchedKind, workers: usize, n: u32) -> Measured {
+fn fib<J: ForkJoin>(workers: usize, n: u32) -> Measured {
     let (expected, joins) = fib_serial(n);
-    let (got, wall, cpu) = match kind {
-        SchedKind::Weft => {
-            let pool = crate::scheds::weft_sched::WeftSched::build(workers);
-            pool.pool().install(|| fib_weft(WARM_UP_FIB));
-            median_of_runs(|| pool.pool().install(|| fib_weft(n)))
-        }
-        SchedKind::Rayon => {
-            let pool = crate::scheds::rayon_sched::RayonSched::build(workers);
-            pool.pool().install(|| fib_rayon(WARM_UP_FIB));
-            median_of_runs(|| pool.pool().install(|| fib_rayon(n)))
-        }
-        SchedKind::Chili => {
-            let pool = crate::scheds::chili_sched::build(workers);
-            let mut scope = pool.scope();
-            fib_chili(&mut scope, WARM_UP_FIB);
-            median_of_runs(|| fib_chili(&mut scope, n))
-        }
-        other => panic!("{} has no join", other.name()),
-    };
+    let (got, wall, cpu) = median_of_runs::<J, _>(
+        workers,
+        |c| {
+            fib_join::<J>(c, WARM_UP_FIB);
+        },
+        |c| fib_join::<J>(c, n),
+    );
     assert_eq!(got, expected, "fib({n}) gave a wrong answer");
     Measured::new(wall, cpu, ns_per(wall, joins)).with("joins", joins as f64)
 }
@@ -117,37 +121,21 @@ impl Node {
     }
 }
 
-fn sum_weft(node: &Node) -> u64 {
+fn sum_join<J: ForkJoin>(ctx: &mut J::Ctx<'_>, node: &Node) -> u64 {
     match &node.children {
         None => node.value,
         Some(kids) => {
-            let (a, b) = weft::join(|| sum_weft(&kids.0), || sum_weft(&kids.1));
+            let (a, b) = J::join(
+                ctx,
+                |c| sum_join::<J>(c, &kids.0),
+                |c| sum_join::<J>(c, &kids.1),
+            );
             node.value + a + b
         }
     }
 }
 
-fn sum_rayon(node: &Node) -> u64 {
-    match &node.children {
-        None => node.value,
-        Some(kids) => {
-            let (a, b) = rayon::join(|| sum_rayon(&kids.0), || sum_rayon(&kids.1));
-            node.value + a + b
-        }
-    }
-}
-
-fn sum_chili(s: &mut chili::Scope<'_>, node: &Node) -> u64 {
-    match &node.children {
-        None => node.value,
-        Some(kids) => {
-            let (a, b) = s.join(|s| sum_chili(s, &kids.0), |s| sum_chili(s, &kids.1));
-            node.value + a + b
-        }
-    }
-}
-
-fn tree_sum(kind: SchedKind, workers: usize, layers: u32) -> Measured {
+fn tree_sum<J: ForkJoin>(workers: usize, layers: u32) -> Measured {
     let mut next = 0;
     let tree = Node::tree(layers, &mut next);
     let nodes = next;
@@ -155,25 +143,13 @@ fn tree_sum(kind: SchedKind, workers: usize, layers: u32) -> Measured {
     let joins = (1u64 << (layers - 1)) - 1;
     // A small tree summed untimed first, as fib's warm-up.
     let warm_up = Node::tree(WARM_UP_LAYERS, &mut 0);
-    let (got, wall, cpu) = match kind {
-        SchedKind::Weft => {
-            let pool = crate::scheds::weft_sched::WeftSched::build(workers);
-            pool.pool().install(|| sum_weft(&warm_up));
-            median_of_runs(|| pool.pool().install(|| sum_weft(&tree)))
-        }
-        SchedKind::Rayon => {
-            let pool = crate::scheds::rayon_sched::RayonSched::build(workers);
-            pool.pool().install(|| sum_rayon(&warm_up));
-            median_of_runs(|| pool.pool().install(|| sum_rayon(&tree)))
-        }
-        SchedKind::Chili => {
-            let pool = crate::scheds::chili_sched::build(workers);
-            let mut scope = pool.scope();
-            sum_chili(&mut scope, &warm_up);
-            median_of_runs(|| sum_chili(&mut scope, &tree))
-        }
-        other => panic!("{} has no join", other.name()),
-    };
+    let (got, wall, cpu) = median_of_runs::<J, _>(
+        workers,
+        |c| {
+            sum_join::<J>(c, &warm_up);
+        },
+        |c| sum_join::<J>(c, &tree),
+    );
     assert_eq!(got, expected, "tree sum gave a wrong answer");
     Measured::new(wall, cpu, ns_per(wall, joins))
         .with("joins", joins as f64)

@@ -5,15 +5,15 @@
 //! ticket shapes run as futures on weft and tokio (see below), as blocking
 //! tasks on rayon and threadpool.
 
-use super::{leak, ns_per, timed, warm_up, Case, Measured};
+use super::{has, leak, ns_per, timed, warm_up, Case, Fit, Measured, Needs, TASKS};
 use crate::latch::Latch;
 use crate::rusage::thread_cpu;
 use crate::scheds::{
-    thread_slot, BlockingPrims, EventLike, Sched, SchedKind, TicketLike, TicketQueueLike,
+    thread_slot, BlockingPrims, Cap, EventLike, Sched, SchedKind, TicketLike, TicketQueueLike,
     WaitGroupLike,
 };
+use crate::with_peer;
 use crate::work::{some_work, SOME_WORK_ITERS};
-use crate::{with_blocking, with_sched};
 use std::hint::black_box;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -23,37 +23,149 @@ const SLEEP_TASK: Duration = Duration::from_millis(10);
 const WAIT_GROUP_TASKS: usize = 64;
 const CHAIN_TASKS: usize = 512;
 
-pub fn run(case: &Case, kind: SchedKind, workers: usize, size: u64) -> Measured {
-    let n = size as usize;
-    match (case.scenario, case.variant) {
-        ("marl/empty", "boxed") => with_sched!(kind, flood(workers, n, Payload::Boxed)),
-        ("marl/empty", _) => with_sched!(kind, flood(workers, n, Payload::Empty)),
-        ("marl/some-work", _) => with_sched!(kind, flood(workers, n, Payload::Work)),
-        ("marl/fork-join", variant) => {
-            let sleep = variant.starts_with("sleep");
-            let per_worker = if variant == "sleep x3" { 3 } else { 1 };
-            if kind == SchedKind::Std {
-                let threads = crate::scheds::bare_threads::BareThreads::start(workers);
-                let no_index = || None;
-                fork_join(workers, n, sleep, no_index, |task| {
-                    threads.run_round(per_worker, task)
-                })
-            } else {
-                with_sched!(kind, fork_join_pool(workers, n, sleep, per_worker))
-            }
+/// Runs one of marl's wait shapes: as futures on weft and tokio (their own
+/// code below), through [`BlockingPrims`] on the pools whose waits block.
+macro_rules! waits_on {
+    ($kind:expr, $workers:expr, $size:expr, $weft:ident, $tokio:ident, $blocking:ident) => {{
+        let n = $size as usize;
+        match $kind {
+            SchedKind::Weft => $weft($workers, n),
+            SchedKind::Tokio => $tokio($workers, n),
+            _ => with_peer!($kind, Waits, $blocking($workers, n)),
         }
-        ("marl/wait-group", _) => with_sched!(kind, wait_group(workers, n)),
-        ("marl/event-chain", _) if kind == SchedKind::Weft => weft_event_chain(workers, n),
-        ("marl/event-chain", _) if kind == SchedKind::Tokio => tokio_event_chain(workers, n),
-        ("marl/event-chain", _) => with_blocking!(kind, event_chain(workers, n)),
-        ("marl/event-baton", _) if kind == SchedKind::Weft => weft_baton(workers, n),
-        ("marl/event-baton", _) if kind == SchedKind::Tokio => tokio_baton(workers, n),
-        ("marl/event-baton", _) => with_blocking!(kind, baton(workers, n)),
-        ("marl/ticket", _) if kind == SchedKind::Weft => weft_ticket(workers, n),
-        ("marl/ticket", _) if kind == SchedKind::Tokio => tokio_ticket(workers, n),
-        ("marl/ticket", _) => with_blocking!(kind, ticket(workers, n)),
-        (other, _) => panic!("unknown marl scenario {other}"),
+    }};
+}
+
+pub fn cases() -> Vec<Case> {
+    let empty = Case {
+        scenario: "marl/empty",
+        variant: "",
+        about: "N empty tasks (each holds only a reference to the completion counter, like marl's `wg.done()` task) submitted from an outside thread, wait for all (size = N)",
+        unit: "ns/task",
+        higher_is_better: false,
+        sizes: [1_000, 65_536, 262_144],
+        needs: TASKS,
+        run: |kind, workers, n| with_peer!(kind, Tasks, flood(workers, n as usize, Payload::Empty)),
+    };
+    let rounds = Case {
+        scenario: "marl/fork-join",
+        variant: "cpu",
+        about: "rounds of one task per worker (256 x some-work each), wait after each; ideal/actual time (ideal: task CPU spread over min(workers, cores)); full_rounds = rounds that used every worker",
+        unit: "ideal/actual",
+        higher_is_better: true,
+        sizes: [2, 12, 50],
+        // The rounds also run on bare threads, the machine's floor.
+        needs: Needs::ways(&[&[Cap::Spawn, Cap::WaitGroup], &[Cap::Floor]]),
+        run: |kind, workers, rounds| rounds_on(kind, workers, rounds, false, 1),
+    };
+    let chain = Case {
+        scenario: "marl/event-chain",
+        variant: "",
+        about: "chains of 512 tasks: task i waits on event i then signals i+1 (size = chains)",
+        unit: "ns/hop",
+        higher_is_better: false,
+        sizes: [1, 20, 200],
+        needs: Needs::ways(&[&[Cap::Spawn, Cap::TaskEvent]]),
+        run: |kind, workers, chains| {
+            waits_on!(
+                kind,
+                workers,
+                chains,
+                weft_event_chain,
+                tokio_event_chain,
+                event_chain
+            )
+        },
+    };
+    vec![
+        empty,
+        Case {
+            variant: "boxed",
+            about: "as marl/empty, but each closure also carries three words it does not use (32 bytes in all), which every scheduler, weft too, allocates per task",
+            run: |kind, workers, n| with_peer!(kind, Tasks, flood(workers, n as usize, Payload::Boxed)),
+            ..empty
+        },
+        Case {
+            scenario: "marl/some-work",
+            about: "N tasks of a fixed 10k-iteration integer loop (marl's doSomeWork shape; marl uses 100k), wait for all",
+            sizes: [100, 8_192, 262_144],
+            run: |kind, workers, n| with_peer!(kind, Tasks, flood(workers, n as usize, Payload::Work)),
+            ..empty
+        },
+        rounds,
+        Case {
+            variant: "sleep",
+            about: "rounds of one 10 ms sleeping task per worker (marl #232), wait after each; ideal/actual time (ideal: 10 ms a round); full_rounds as above",
+            sizes: [2, 10, 50],
+            run: |kind, workers, rounds| rounds_on(kind, workers, rounds, true, 1),
+            ..rounds
+        },
+        Case {
+            variant: "sleep x3",
+            about: "rounds of three 10 ms sleeping tasks per worker (marl #232's second shape), wait after each; ideal/actual time (ideal: 30 ms a round, each worker running three in turn); full_rounds as above",
+            sizes: [2, 6, 30],
+            run: |kind, workers, rounds| rounds_on(kind, workers, rounds, true, 3),
+            ..rounds
+        },
+        Case {
+            scenario: "marl/wait-group",
+            about: "rounds of 64 empty tasks that each call done(); the submitter waits on the group",
+            unit: "us/round",
+            sizes: [5, 1_000, 10_000],
+            needs: Needs::ways(&[&[Cap::Spawn, Cap::WaitGroup]]),
+            run: |kind, workers, rounds| with_peer!(kind, Tasks, wait_group(workers, rounds as usize)),
+            ..empty
+        },
+        chain,
+        Case {
+            scenario: "marl/event-baton",
+            about: "two tasks pass control back and forth through two auto events (size = passes)",
+            unit: "ns/pass",
+            sizes: [100, 20_000, 200_000],
+            needs: Needs::ways(&[&[Cap::Spawn, Cap::TaskEvent]]).adjusted(|kind, workers, fit| {
+                // marl runs both tasks as fibers on one thread; a blocking
+                // wait cannot, so one worker would hold one task forever.
+                if matches!(fit, Fit::Yes(_)) && workers < 2 && has(kind, Cap::FreeingWaits).is_none() {
+                    Fit::No("two tasks that block each other need 2 workers without fibers".into())
+                } else {
+                    fit
+                }
+            }),
+            run: |kind, workers, passes| waits_on!(kind, workers, passes, weft_baton, tokio_baton, baton),
+            ..chain
+        },
+        Case {
+            scenario: "marl/ticket",
+            about: "queues of 512 tasks, each takes a ticket in order, waits its turn, done (size = queues)",
+            unit: "ns/ticket",
+            needs: Needs::ways(&[&[Cap::Spawn, Cap::TaskTicket]]),
+            run: |kind, workers, queues| waits_on!(kind, workers, queues, weft_ticket, tokio_ticket, ticket),
+            ..chain
+        },
+    ]
+}
+
+/// marl/fork-join on `kind`: the pool's rounds, or the floor's.
+fn rounds_on(
+    kind: SchedKind,
+    workers: usize,
+    rounds: u64,
+    sleep: bool,
+    per_worker: usize,
+) -> Measured {
+    let rounds = rounds as usize;
+    if has(kind, Cap::Spawn).is_some() {
+        return with_peer!(
+            kind,
+            Tasks,
+            fork_join_pool(workers, rounds, sleep, per_worker)
+        );
     }
+    let threads = crate::scheds::bare_threads::BareThreads::start(workers);
+    let no_index = || None;
+    fork_join(workers, rounds, sleep, no_index, |task| {
+        threads.run_round(per_worker, task)
+    })
 }
 
 /// What each flooded task holds and does.

@@ -1,22 +1,47 @@
-//! Scenarios: the dispatch from a (case, scheduler) pair to the family
-//! module that runs it in a child process, and the helpers every scenario
-//! shares (timing, leaking pools, warm-up, quantiles). The list of cases
-//! itself lives in catalogue.rs.
+//! Scenarios: every family module lists its own cases ([`Case`]: name,
+//! sizes, what it needs of a scheduler, how it runs); this module puts them
+//! in report order and holds the helpers every scenario shares (timing,
+//! leaking pools, warm-up, quantiles).
 
 pub mod asyncs;
 pub mod blocking;
-mod catalogue;
+mod case;
 pub mod go;
 pub mod join;
 pub mod marl;
 pub mod tpcpp;
 pub mod wake;
 
-pub use catalogue::{catalogue, find, Case, Fit, Mode};
+pub use case::{has, Case, Fit, Mode, Needs};
 
 use crate::rusage::{process_cpu, thread_cpu};
-use crate::scheds::SchedKind;
+use crate::scheds::Cap;
 use std::time::{Duration, Instant};
+
+/// Every case, in report order.
+pub fn catalogue() -> Vec<Case> {
+    [
+        marl::cases(),
+        tpcpp::cases(),
+        go::cases(),
+        wake::cases(),
+        join::cases(),
+        asyncs::cases(),
+        blocking::cases(),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
+}
+
+pub fn find(scenario: &str, variant: &str) -> Option<Case> {
+    catalogue()
+        .into_iter()
+        .find(|c| c.scenario == scenario && c.variant == variant)
+}
+
+/// Cases made of independent tasks submitted to a pool.
+pub const TASKS: Needs = Needs::ways(&[&[Cap::Spawn]]);
 
 /// What a scenario measured in its timed section.
 pub struct Measured {
@@ -159,52 +184,6 @@ pub fn quantile(samples: &mut [f64], q: f64) -> f64 {
     samples.sort_by(f64::total_cmp);
     let idx = ((samples.len() - 1) as f64 * q).round() as usize;
     samples[idx]
-}
-
-/// Runs one case on one scheduler in this (child) process.
-pub fn run(case: &Case, kind: SchedKind, workers: usize, size: u64) -> Measured {
-    match case.scenario.split_once('/').map(|(family, _)| family) {
-        Some("marl") => marl::run(case, kind, workers, size),
-        Some("tpcpp") => tpcpp::run(case, kind, workers, size),
-        Some("go") => go::run(case, kind, workers, size),
-        Some("wake") => wake::run(case, kind, workers, size),
-        Some("join") => join::run(case, kind, workers, size),
-        Some("async") => asyncs::run(case, kind, workers, size),
-        Some("blocking") => blocking::run(case, kind, workers, size),
-        _ => panic!("unknown scenario {}", case.scenario),
-    }
-}
-
-/// Calls `$f::<Adapter>(args)` for every scheduler that implements
-/// [`crate::scheds::Sched`]; the others are filtered out by `fit` first.
-#[macro_export]
-macro_rules! with_sched {
-    ($kind:expr, $f:ident ( $($arg:expr),* $(,)? )) => {
-        match $kind {
-            $crate::scheds::SchedKind::Weft => $f::<$crate::scheds::weft_sched::WeftSched>($($arg),*),
-            $crate::scheds::SchedKind::Rayon => $f::<$crate::scheds::rayon_sched::RayonSched>($($arg),*),
-            $crate::scheds::SchedKind::Tokio => $f::<$crate::scheds::tokio_sched::TokioSched>($($arg),*),
-            $crate::scheds::SchedKind::Threadpool => {
-                $f::<$crate::scheds::threadpool_sched::ThreadpoolSched>($($arg),*)
-            }
-            other => panic!("{} cannot run this scenario", other.name()),
-        }
-    };
-}
-
-/// Like [`with_sched!`] for schedulers whose tasks block on events/tickets.
-#[macro_export]
-macro_rules! with_blocking {
-    ($kind:expr, $f:ident ( $($arg:expr),* $(,)? )) => {
-        match $kind {
-            $crate::scheds::SchedKind::Weft => $f::<$crate::scheds::weft_sched::WeftSched>($($arg),*),
-            $crate::scheds::SchedKind::Rayon => $f::<$crate::scheds::rayon_sched::RayonSched>($($arg),*),
-            $crate::scheds::SchedKind::Threadpool => {
-                $f::<$crate::scheds::threadpool_sched::ThreadpoolSched>($($arg),*)
-            }
-            other => panic!("{} has no blocking primitives", other.name()),
-        }
-    };
 }
 
 #[cfg(test)]

@@ -3,11 +3,11 @@
 //! task chains) with a checksum every scheduler must reproduce, and the CPU
 //! a pool burns while idle after a burst.
 
-use super::{leak, ns_per, timed, warm_up, Case, Measured};
+use super::{has, leak, ns_per, timed, warm_up, Case, Fit, Measured, Needs, TASKS};
 use crate::latch::Latch;
 use crate::rusage::other_threads_cpu;
-use crate::scheds::{Sched, SchedKind};
-use crate::with_sched;
+use crate::scheds::{Cap, ForkJoin, Sched, SchedKind};
+use crate::with_peer;
 use crate::work::{image_checksum, mandel_pixel};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
@@ -15,23 +15,68 @@ use std::time::Duration;
 const MANDEL_CHAINS: usize = 64;
 const IDLE_BURST: usize = 10_000;
 
-pub fn run(case: &Case, kind: SchedKind, workers: usize, size: u64) -> Measured {
-    match (case.scenario, case.variant) {
-        ("tpcpp/throughput", variant) => {
-            let k = variant
-                .strip_prefix("k=")
-                .and_then(|k| k.parse().ok())
-                .expect("throughput variant is k=N");
-            with_sched!(kind, throughput(workers, size as usize, k))
-        }
-        ("tpcpp/mandelbrot", variant) => {
-            let chains = variant == "chains";
-            with_sched!(kind, mandelbrot(workers, size as u32, chains))
-        }
-        ("tpcpp/idle", _) if kind == SchedKind::Chili => idle_chili(workers, size),
-        ("tpcpp/idle", _) => with_sched!(kind, idle(workers, size)),
-        (other, _) => panic!("unknown tpcpp scenario {other}"),
-    }
+pub fn cases() -> Vec<Case> {
+    let throughput = Case {
+        scenario: "tpcpp/throughput",
+        variant: "k=1",
+        about: "K tasks in flight, each posts its successor, N tasks in all (size = N)",
+        unit: "ns/task",
+        higher_is_better: false,
+        sizes: [2_000, 100_000, 1_000_000],
+        needs: TASKS,
+        run: throughput_on::<1>,
+    };
+    let pixels = Case {
+        scenario: "tpcpp/mandelbrot",
+        variant: "pixels",
+        about: "one task per pixel of a side x side image (2500 in --full); checksum checked",
+        unit: "ms",
+        higher_is_better: false,
+        sizes: [32, 300, 2_500],
+        needs: TASKS,
+        run: |kind, workers, side| with_peer!(kind, Tasks, mandelbrot(workers, side as u32, false)),
+    };
+    vec![
+        throughput,
+        Case { variant: "k=16", run: throughput_on::<16>, ..throughput },
+        Case { variant: "k=64", run: throughput_on::<64>, ..throughput },
+        Case { variant: "k=1000", run: throughput_on::<1000>, ..throughput },
+        pixels,
+        Case {
+            variant: "chains",
+            about: "same image as 64 task chains, each pixel task posts the next; checksum checked",
+            run: |kind, workers, side| with_peer!(kind, Tasks, mandelbrot(workers, side as u32, true)),
+            ..pixels
+        },
+        Case {
+            scenario: "tpcpp/idle",
+            variant: "",
+            about: "CPU used by a pool left idle after a burst of 10,000 tasks, from the moment the burst is done (size = idle ms; first 50 ms and the rest in extras)",
+            unit: "cpu ms",
+            higher_is_better: false,
+            sizes: [50, 500, 2_000],
+            // A pool that only joins makes its burst of joins.
+            needs: Needs::ways(&[&[Cap::Spawn], &[Cap::ForkJoin]]).adjusted(|kind, _, fit| {
+                match fit {
+                    Fit::Yes(_) if has(kind, Cap::Spawn).is_none() => {
+                        Fit::Yes("burst of joins (its only way to spread work), then idle".into())
+                    }
+                    fit => fit,
+                }
+            }),
+            run: |kind, workers, idle_ms| {
+                if has(kind, Cap::Spawn).is_some() {
+                    with_peer!(kind, Tasks, idle(workers, idle_ms))
+                } else {
+                    with_peer!(kind, Joins, idle_joins(workers, idle_ms))
+                }
+            },
+        },
+    ]
+}
+
+fn throughput_on<const K: usize>(kind: SchedKind, workers: usize, n: u64) -> Measured {
+    with_peer!(kind, Tasks, throughput(workers, n as usize, K))
 }
 
 /// One link of a chain: posts the next link until `left` reaches zero.
@@ -176,17 +221,24 @@ fn idle<S: Sched>(workers: usize, idle_ms: u64) -> Measured {
     idle_figures(idle_ms, measure_idle(idle_ms))
 }
 
-fn idle_chili(workers: usize, idle_ms: u64) -> Measured {
-    fn burst(s: &mut chili::Scope<'_>, leaves: usize) -> usize {
+/// The idle pool of a scheduler that only joins: a burst of joins with
+/// 10,000 leaves, made from the caller's seat, which it then leaves.
+fn idle_joins<J: ForkJoin>(workers: usize, idle_ms: u64) -> Measured {
+    fn burst<J: ForkJoin>(ctx: &mut J::Ctx<'_>, leaves: usize) -> usize {
         if leaves <= 1 {
             return std::hint::black_box(leaves);
         }
         let half = leaves / 2;
-        let (a, b) = s.join(|s| burst(s, half), |s| burst(s, leaves - half));
+        let (a, b) = J::join(
+            ctx,
+            |c| burst::<J>(c, half),
+            |c| burst::<J>(c, leaves - half),
+        );
         a + b
     }
-    let pool = crate::scheds::chili_sched::build(workers);
-    assert_eq!(burst(&mut pool.scope(), IDLE_BURST), IDLE_BURST);
+    let pool = J::start(workers);
+    let leaves = pool.seat(|seat| J::enter(seat, |c| burst::<J>(c, IDLE_BURST)));
+    assert_eq!(leaves, IDLE_BURST);
     let cpu = measure_idle(idle_ms);
     drop(pool);
     idle_figures(idle_ms, cpu)

@@ -1,11 +1,11 @@
 //! Wake-up scenarios: how fast a parked pool starts one task (latency), and
 //! how fast T tasks submitted at once reach T parked workers (fan-out).
 
-use super::{leak, quantile, settle, timed, warm_up, Case, Measured};
+use super::{has, leak, quantile, settle, timed, warm_up, Case, Measured, Needs};
 use crate::latch::Latch;
 use crate::scheds::bare_threads::BareThreads;
-use crate::scheds::{thread_slot, Sched, SchedKind};
-use crate::with_sched;
+use crate::scheds::{thread_slot, Cap, Sched};
+use crate::with_peer;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
@@ -17,14 +17,34 @@ const PARK_GAP: Duration = Duration::from_millis(1);
 /// quietly run several of them: a task left for a busy worker starts late.
 const HOLD: Duration = Duration::from_millis(1);
 
-pub fn run(case: &Case, kind: SchedKind, workers: usize, size: u64) -> Measured {
-    match (case.scenario, kind) {
-        ("wake/latency", SchedKind::Std) => floor_latency(size as usize),
-        ("wake/fan-out", SchedKind::Std) => floor_fan_out(workers, size as usize),
-        ("wake/latency", _) => with_sched!(kind, latency(workers, size as usize)),
-        ("wake/fan-out", _) => with_sched!(kind, fan_out(workers, size as usize)),
-        (other, _) => panic!("unknown wake scenario {other}"),
-    }
+pub fn cases() -> Vec<Case> {
+    let latency = Case {
+        scenario: "wake/latency",
+        variant: "",
+        about: "one task submitted to a parked pool (each round waits until no worker is runnable and the process used under 10% of a core for 2 ms, then 1 ms; that wait's own CPU is left out): submit-to-start p50 (p99 in extras; samples_parked = rounds that went quiet)",
+        unit: "us p50",
+        higher_is_better: false,
+        sizes: [5, 80, 400],
+        // Wake-ups also run on bare threads, the machine's floor.
+        needs: Needs::ways(&[&[Cap::Spawn], &[Cap::Floor]]),
+        run: |kind, workers, samples| match has(kind, Cap::Spawn) {
+            Some(_) => with_peer!(kind, Tasks, latency(workers, samples as usize)),
+            None => floor_latency(samples as usize),
+        },
+    };
+    vec![
+        latency,
+        Case {
+            scenario: "wake/fan-out",
+            about: "T = workers tasks (each holds its worker 1 ms) to T parked workers (waited for as in wake/latency); time until the last starts; tasks record their starts in place, only the last wakes the submitter",
+            sizes: [3, 40, 200],
+            run: |kind, workers, samples| match has(kind, Cap::Spawn) {
+                Some(_) => with_peer!(kind, Tasks, fan_out(workers, samples as usize)),
+                None => floor_fan_out(workers, samples as usize),
+            },
+            ..latency
+        },
+    ]
 }
 
 fn latency<S: Sched>(workers: usize, samples: usize) -> Measured {

@@ -6,12 +6,12 @@
 //! which ends every `run`.
 //!
 //! It is an async-only peer: the async/* scenarios use its futures, and the
-//! closure-task scenarios list it as n/a (see catalogue.rs). The `Sched`
-//! impl below exists so that the shared warm-up can start its threads'
-//! loops before anything is timed.
+//! closure-task scenarios list it as n/a (its `support` below). The `Sched`
+//! impl exists so that the shared warm-up can start its threads' loops
+//! before anything is timed.
 
 use super::blocking::CondvarWaitGroup;
-use super::{thread_slot, AsyncSched, GateLike, Sched};
+use super::{thread_slot, AsyncSched, Cap, GateLike, Lacking, Peer, Sched, Support};
 use async_executor::Executor;
 use std::future::Future;
 use std::sync::Arc;
@@ -31,6 +31,32 @@ impl Drop for AsyncExecutorSched {
         // dropped from outside its own threads (a thread cannot join itself).
         for thread in self.threads.drain(..) {
             let _ = thread.join();
+        }
+    }
+}
+
+impl Peer for AsyncExecutorSched {
+    type Tasks = Self;
+    type Waits = Lacking;
+    type Calls = Lacking;
+    type Futures = Self;
+    type Joins = Lacking;
+
+    fn support(cap: Cap) -> Support {
+        use Support::{Has, Lacks};
+        match cap {
+            Cap::Futures => Has("Executor::spawn + detach, futures_lite::future::block_on"),
+            Cap::YieldNow => Has("futures_lite::future::yield_now"),
+            Cap::WakeAll => Has("event_listener::Event listen, notify(all)"),
+            Cap::ForkJoin => Lacks("no fork-join: runs futures only"),
+            Cap::StandIn => Lacks(
+                "no stand-in API: runs futures only; blocking calls go to another \
+                 thread pool (blocking::unblock), not a stand-in for the worker",
+            ),
+            Cap::Floor => Lacks("a scheduler: the std row is the floor"),
+            Cap::Spawn | Cap::WaitGroup | Cap::TaskEvent | Cap::TaskTicket | Cap::FreeingWaits => {
+                Lacks("async only: runs futures, compared on the async/* scenarios")
+            }
         }
     }
 }

@@ -5,9 +5,36 @@
 //! directly: no shared queue, no search, one wake-up per thread. What a pool
 //! adds to such a round is its distance above this row.
 
+use super::{Cap, Lacking, Peer, Support};
 use std::sync::mpsc;
 
 type Task = Box<dyn FnOnce() + Send>;
+
+/// No role of a scheduler: the scenarios that have a floor row drive
+/// [`BareThreads`] themselves.
+impl Peer for BareThreads {
+    type Tasks = Lacking;
+    type Waits = Lacking;
+    type Calls = Lacking;
+    type Futures = Lacking;
+    type Joins = Lacking;
+
+    fn support(cap: Cap) -> Support {
+        use Support::{Has, Lacks};
+        match cap {
+            Cap::Floor => Has(
+                "floor, no scheduler: threads started up front, each blocked on its own \
+                 channel, handed its tasks by the submitter directly",
+            ),
+            Cap::ForkJoin => Lacks("one OS thread per join does not fit millions of joins"),
+            Cap::Futures | Cap::YieldNow | Cap::WakeAll => Lacks("no futures: no executor"),
+            Cap::StandIn => Lacks("no pool: a thread per task has no worker to stand in for"),
+            Cap::Spawn | Cap::WaitGroup | Cap::TaskEvent | Cap::TaskTicket | Cap::FreeingWaits => {
+                Lacks("no pool: one OS thread per task does not fit this many tasks")
+            }
+        }
+    }
+}
 
 /// Pre-started threads, each with its own inbox of tasks.
 pub struct BareThreads {

@@ -1,9 +1,33 @@
 //! The nearest equivalent of marl's WaitGroup, Event and Ticket queue for
 //! pools that offer none (rayon, threadpool; tokio's outside waiter): what a
-//! user would write with std's Mutex + Condvar.
+//! user would write with std's Mutex + Condvar, and the notes of the
+//! adapters that use them.
 
-use super::{EventLike, TicketLike, TicketQueueLike, WaitGroupLike};
+use super::{Cap, EventLike, Support, TicketLike, TicketQueueLike, WaitGroupLike};
 use std::sync::{Arc, Condvar, Mutex};
+
+/// The note of a pool whose submitter waits on [`CondvarWaitGroup`].
+pub const CONDVAR_WAIT_GROUP: &str = "std Mutex+Condvar counter (no wait group of its own)";
+
+/// What a pool of closures with no waits, futures or stand-in of its own
+/// (rayon, threadpool) supports, given how it spawns and whether it joins:
+/// these equivalents stand in for the waits, which block the worker.
+pub fn closure_pool(cap: Cap, spawn: &'static str, fork_join: Support) -> Support {
+    use Support::{Has, Lacks};
+    match cap {
+        Cap::Spawn => Has(spawn),
+        Cap::ForkJoin => fork_join,
+        Cap::WaitGroup => Has(CONDVAR_WAIT_GROUP),
+        Cap::TaskEvent => Has("std Mutex+Condvar auto-reset event, blocking the worker"),
+        Cap::TaskTicket => Has("chain of std Mutex+Condvar gates, blocking the worker"),
+        Cap::FreeingWaits => Lacks("a wait blocks its worker's thread: no fibers, no futures"),
+        Cap::Futures | Cap::YieldNow | Cap::WakeAll => {
+            Lacks("no futures: runs closures only (a blocking executor per task is not a peer)")
+        }
+        Cap::StandIn => Lacks("no stand-in: a blocking call holds its worker"),
+        Cap::Floor => Lacks("a scheduler: the std row is the floor"),
+    }
+}
 
 #[derive(Clone, Default)]
 pub struct CondvarWaitGroup(Arc<(Mutex<usize>, Condvar)>);

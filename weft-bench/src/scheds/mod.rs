@@ -1,74 +1,214 @@
 //! Scheduler adapters. Scenarios are written once against [`Sched`] (submit a
-//! task, wait for a group) and [`BlockingPrims`] (events and ordered sections
-//! that block the worker); every method is generic, so each scheduler's own
-//! spawn is called directly, monomorphised, with no extra boxing layered on top.
-//! Schedulers that cannot submit independent tasks (chili; std, the bare-thread
-//! floor) have
-//! only the entry points the scenarios that fit them use. Runtimes that run
-//! futures (weft, tokio, async-executor) also implement [`AsyncSched`], which
-//! the async/* scenarios are written against. [`BlockingCall`] says how a
-//! task makes a call that blocks its thread (blocking/* scenarios).
+//! task, wait for a group), [`BlockingPrims`] (events and ordered sections
+//! that block the worker), [`BlockingCall`] (how a task makes a call that
+//! blocks its thread), [`AsyncSched`] (runtimes of futures) and [`ForkJoin`]
+//! (`join` from inside the pool); every method is generic, so each
+//! scheduler's own primitive is called directly, monomorphised, with no extra
+//! boxing layered on top.
+//!
+//! A peer is its adapter file, its `mod` line and its line in
+//! [`peer_table!`] (the `mod` lines stay out of the table so that rustfmt,
+//! which does not expand macros, still finds the adapters). The adapter says,
+//! in its [`Peer`] impl, which of those traits it fills (the others are
+//! [`Lacking`]) and, for every [`Cap`], the primitive it uses or why it has
+//! none; a case's fit follows from the capabilities it needs
+//! (`scenarios/case.rs`), and [`with_peer!`] runs a case's generic body on
+//! the adapter's type for the role the case uses.
 
 pub mod async_executor_sched;
 pub mod bare_threads;
 pub mod blocking;
 pub mod chili_sched;
+mod lacking;
 pub mod rayon_sched;
 pub mod threadpool_sched;
 pub mod tokio_sched;
 pub mod weft_sched;
 
+pub use lacking::Lacking;
+
 use std::future::Future;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-#[derive(
-    Clone,
-    Copy,
-    Debug,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    clap::ValueEnum,
-    serde::Serialize,
-    serde::Deserialize,
-)]
-#[serde(rename_all = "lowercase")]
-pub enum SchedKind {
-    Weft,
-    Rayon,
-    Tokio,
-    /// clap spells it "async-executor" already; serde's lowercase would not.
-    #[serde(rename = "async-executor")]
-    AsyncExecutor,
-    Threadpool,
-    Chili,
-    Std,
+/// Every scheduler the suite knows, in report order, one line each:
+/// variant, the name on the command line and in reports, the adapter module
+/// and its type. Expands into `$then!` with the table after `$args`, so the
+/// one list serves [`SchedKind`] and [`with_peer!`] alike.
+#[macro_export]
+#[doc(hidden)]
+macro_rules! peer_table {
+    ($then:ident { $($args:tt)* }) => {
+        $crate::$then! { $($args)* ;
+            Weft "weft" weft_sched::WeftSched,
+            Rayon "rayon" rayon_sched::RayonSched,
+            Tokio "tokio" tokio_sched::TokioSched,
+            AsyncExecutor "async-executor" async_executor_sched::AsyncExecutorSched,
+            Threadpool "threadpool" threadpool_sched::ThreadpoolSched,
+            Chili "chili" chili_sched::ChiliSched,
+            Std "std" bare_threads::BareThreads,
+        }
+    };
 }
 
-impl SchedKind {
-    pub const ALL: [SchedKind; 7] = [
-        SchedKind::Weft,
-        SchedKind::Rayon,
-        SchedKind::Tokio,
-        SchedKind::AsyncExecutor,
-        SchedKind::Threadpool,
-        SchedKind::Chili,
-        SchedKind::Std,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            SchedKind::Weft => "weft",
-            SchedKind::Rayon => "rayon",
-            SchedKind::Tokio => "tokio",
-            SchedKind::AsyncExecutor => "async-executor",
-            SchedKind::Threadpool => "threadpool",
-            SchedKind::Chili => "chili",
-            SchedKind::Std => "std",
+/// Declares [`SchedKind`] from [`peer_table!`].
+#[macro_export]
+#[doc(hidden)]
+macro_rules! declare_peers {
+    (; $($kind:ident $name:literal $module:ident :: $adapter:ident,)*) => {
+        #[derive(
+            Clone,
+            Copy,
+            Debug,
+            PartialEq,
+            Eq,
+            Hash,
+            PartialOrd,
+            Ord,
+            clap::ValueEnum,
+            serde::Serialize,
+            serde::Deserialize,
+        )]
+        pub enum SchedKind {
+            $(
+                #[value(name = $name)]
+                #[serde(rename = $name)]
+                $kind,
+            )*
         }
-    }
+
+        impl SchedKind {
+            pub const ALL: &'static [SchedKind] = &[$(SchedKind::$kind),*];
+
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(SchedKind::$kind => $name,)*
+                }
+            }
+
+            /// What the adapter declares for `cap`.
+            pub fn support(self, cap: Cap) -> Support {
+                match self {
+                    $(SchedKind::$kind => <$module::$adapter as Peer>::support(cap),)*
+                }
+            }
+        }
+    };
+}
+
+/// The [`ForkJoin`] of a pool that finds itself from the worker thread a
+/// join runs on (weft, rayon): each run is sent in with `install`, and the
+/// halves are handed nothing. `$adapter` wraps the `$pool` as its field 0.
+macro_rules! installed_fork_join {
+    ($adapter:ty, $pool:ty, $join:path) => {
+        impl $crate::scheds::ForkJoin for $adapter {
+            type Ctx<'c> = ();
+            type Seat<'s> = &'s $pool;
+
+            fn start(workers: usize) -> Self {
+                <Self as $crate::scheds::Sched>::build(workers)
+            }
+
+            fn seat<R>(&self, body: impl for<'s> FnOnce(&mut &'s $pool) -> R) -> R {
+                body(&mut &self.0)
+            }
+
+            #[inline]
+            fn enter<R: Send>(
+                pool: &mut &$pool,
+                run: impl for<'c> FnOnce(&mut ()) -> R + Send,
+            ) -> R {
+                pool.install(|| run(&mut ()))
+            }
+
+            #[inline]
+            fn join<RA: Send, RB: Send>(
+                _: &mut (),
+                a: impl for<'c> FnOnce(&mut ()) -> RA + Send,
+                b: impl for<'c> FnOnce(&mut ()) -> RB + Send,
+            ) -> (RA, RB) {
+                $join(|| a(&mut ()), || b(&mut ()))
+            }
+        }
+    };
+}
+use installed_fork_join;
+
+peer_table!(declare_peers {});
+
+/// `with_peer!(kind, Role, f(args))` calls `f::<R>(args)` where `R` is the
+/// type that fills `Role` (an associated type of [`Peer`]) for `kind`'s
+/// adapter: [`Lacking`] where it has none, which the case's fit keeps from
+/// ever being run.
+#[macro_export]
+macro_rules! with_peer {
+    ($kind:expr, $role:ident, $f:ident $args:tt) => {
+        $crate::peer_table!(dispatch_peer { $kind, $role, $f $args })
+    };
+}
+
+#[macro_export]
+#[doc(hidden)]
+macro_rules! dispatch_peer {
+    ($kind:expr, $role:ident, $f:ident $args:tt;
+     $($variant:ident $name:literal $module:ident :: $adapter:ident,)*) => {
+        match $kind {
+            $(
+                $crate::scheds::SchedKind::$variant => $f::<
+                    <$crate::scheds::$module::$adapter as $crate::scheds::Peer>::$role,
+                > $args,
+            )*
+        }
+    };
+}
+
+/// What a case may need of a scheduler. Each adapter says, for every one,
+/// the primitive it uses ([`Support::Has`]) or why it has none.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cap {
+    /// Independent closure tasks, submitted from any thread, tasks included.
+    Spawn,
+    /// A group of tasks the submitting thread waits for.
+    WaitGroup,
+    /// Auto-reset events that tasks wait on (marl's Event).
+    TaskEvent,
+    /// Ordered sections that tasks wait their turn for (marl's Ticket).
+    TaskTicket,
+    /// A task that waits frees its worker meanwhile (what marl's fibers give).
+    FreeingWaits,
+    /// `join`: two closures, possibly in parallel, from inside the pool.
+    ForkJoin,
+    /// Futures spawned from any thread, and a `block_on` for the submitter.
+    Futures,
+    /// A `yield_now` for futures.
+    YieldNow,
+    /// One release for many waiting futures.
+    WakeAll,
+    /// A stand-in for a worker whose task makes a blocking call.
+    StandIn,
+    /// No scheduler at all: bare threads handed their tasks directly, the
+    /// machine's floor for rounds of tasks.
+    Floor,
+}
+
+/// An adapter's word on one [`Cap`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Support {
+    /// The primitive that provides it (weft's own, or the peer's nearest equivalent).
+    Has(&'static str),
+    /// Why the scheduler cannot provide it.
+    Lacks(&'static str),
+}
+
+/// One adapter: the type that fills each role a scenario is written
+/// against ([`Lacking`] where it fills none), and what it supports.
+pub trait Peer {
+    type Tasks: Sched;
+    type Waits: BlockingPrims;
+    type Calls: BlockingCall;
+    type Futures: AsyncSched;
+    type Joins: ForkJoin;
+
+    fn support(cap: Cap) -> Support;
 }
 
 /// A pool that runs independent tasks submitted from any thread, including
@@ -113,6 +253,39 @@ pub trait AsyncSched: Sched {
 
     /// The runtime's own `yield_now`.
     fn yield_now() -> impl Future<Output = ()> + Send + 'static;
+}
+
+/// A pool that forks by `join` from inside itself (the join/* scenarios).
+/// Joins run where the pool hands out a context: weft and rayon find their
+/// pool in a thread-local, chili passes its scope to each half and forte its
+/// worker, so the context is what each half gets. A run enters the pool from
+/// the caller's seat: for weft and rayon each run is sent in (`install`);
+/// chili and forte count the calling thread as one of their threads, and it
+/// takes its place in the pool once, for every run.
+pub trait ForkJoin: Sized {
+    /// What each half of a join is handed.
+    type Ctx<'c>;
+    /// Where the caller stands between runs.
+    type Seat<'s>;
+
+    /// A pool of `workers` threads in all.
+    fn start(workers: usize) -> Self;
+
+    /// Calls `body` from the caller's seat.
+    fn seat<R>(&self, body: impl for<'s> FnOnce(&mut Self::Seat<'s>) -> R) -> R;
+
+    /// Runs `run` inside the pool, from `seat`.
+    fn enter<R: Send>(
+        seat: &mut Self::Seat<'_>,
+        run: impl for<'c> FnOnce(&mut Self::Ctx<'c>) -> R + Send,
+    ) -> R;
+
+    /// The pool's own `join`.
+    fn join<RA: Send, RB: Send>(
+        ctx: &mut Self::Ctx<'_>,
+        a: impl for<'c> FnOnce(&mut Self::Ctx<'c>) -> RA + Send,
+        b: impl for<'c> FnOnce(&mut Self::Ctx<'c>) -> RB + Send,
+    ) -> (RA, RB);
 }
 
 /// A release for many waiting futures at once.
@@ -164,4 +337,36 @@ pub fn thread_slot() -> usize {
         static SLOT: usize = NEXT.fetch_add(1, Ordering::Relaxed);
     }
     SLOT.with(|s| *s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::any::TypeId;
+
+    fn fills<T: 'static>() -> bool {
+        TypeId::of::<T>() != TypeId::of::<Lacking>()
+    }
+
+    /// A capability an adapter claims must come with the type that runs it,
+    /// or a case that needs it would reach [`Lacking`].
+    #[test]
+    fn what_an_adapter_has_it_can_run() {
+        for &kind in SchedKind::ALL {
+            let has = |cap| matches!(kind.support(cap), Support::Has(_));
+            let name = kind.name();
+            if has(Cap::Spawn) || has(Cap::WaitGroup) {
+                assert!(crate::with_peer!(kind, Tasks, fills()), "{name}: spawn");
+            }
+            if has(Cap::ForkJoin) {
+                assert!(crate::with_peer!(kind, Joins, fills()), "{name}: join");
+            }
+            if has(Cap::Futures) || has(Cap::YieldNow) || has(Cap::WakeAll) {
+                assert!(crate::with_peer!(kind, Futures, fills()), "{name}: futures");
+            }
+            if has(Cap::StandIn) {
+                assert!(crate::with_peer!(kind, Calls, fills()), "{name}: stand-in");
+            }
+        }
+    }
 }

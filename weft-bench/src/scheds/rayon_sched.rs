@@ -2,15 +2,23 @@
 //! worker identity; rayon has no wait group, event or ticket queue, so the
 //! std Mutex + Condvar equivalents stand in. Nor has it a stand-in for a
 //! worker that blocks: blocking calls are made directly in the task.
+//! `rayon::join` inside `ThreadPool::install`.
 
-use super::blocking::{CondvarEvent, CondvarTicketQueue, CondvarWaitGroup};
-use super::{BlockingCall, BlockingPrims, Sched};
+use super::blocking::{self, CondvarEvent, CondvarTicketQueue, CondvarWaitGroup};
+use super::{installed_fork_join, BlockingCall, BlockingPrims, Cap, Lacking, Peer, Sched, Support};
 
 pub struct RayonSched(rayon::ThreadPool);
 
-impl RayonSched {
-    pub fn pool(&self) -> &rayon::ThreadPool {
-        &self.0
+impl Peer for RayonSched {
+    type Tasks = Self;
+    type Waits = Self;
+    type Calls = Self;
+    type Futures = Lacking;
+    type Joins = Self;
+
+    fn support(cap: Cap) -> Support {
+        let join = Support::Has("rayon::join inside ThreadPool::install");
+        blocking::closure_pool(cap, "ThreadPool::spawn", join)
     }
 }
 
@@ -41,6 +49,8 @@ impl BlockingCall for RayonSched {
         call()
     }
 }
+
+installed_fork_join!(RayonSched, rayon::ThreadPool, rayon::join);
 
 impl BlockingPrims for RayonSched {
     type Event = CondvarEvent;

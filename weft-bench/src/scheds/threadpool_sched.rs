@@ -3,10 +3,25 @@
 //! own, so the std Mutex + Condvar equivalents stand in; no stand-in for a
 //! worker that blocks either, so blocking calls are made directly in the task.
 
-use super::blocking::{CondvarEvent, CondvarTicketQueue, CondvarWaitGroup};
-use super::{thread_slot, BlockingCall, BlockingPrims, Sched};
+use super::blocking::{self, CondvarEvent, CondvarTicketQueue, CondvarWaitGroup};
+use super::{thread_slot, BlockingCall, BlockingPrims, Cap, Lacking, Peer, Sched, Support};
 
 pub struct ThreadpoolSched(threadpool::ThreadPool);
+
+impl Peer for ThreadpoolSched {
+    type Tasks = Self;
+    type Waits = Self;
+    type Calls = Self;
+    type Futures = Lacking;
+    type Joins = Lacking;
+
+    fn support(cap: Cap) -> Support {
+        // A join would block a worker on a half that may sit in the queue
+        // behind it.
+        let join = Support::Lacks("no fork-join: a blocking join would deadlock");
+        blocking::closure_pool(cap, "ThreadPool::execute", join)
+    }
+}
 
 impl Sched for ThreadpoolSched {
     type WaitGroup = CondvarWaitGroup;

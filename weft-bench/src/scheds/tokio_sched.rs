@@ -5,8 +5,8 @@
 //! submitting thread, outside the runtime, waits with the std condvar group.
 //! Blocking calls go through `tokio::task::block_in_place`.
 
-use super::blocking::CondvarWaitGroup;
-use super::{thread_slot, AsyncSched, BlockingCall, GateLike, Sched};
+use super::blocking::{CondvarWaitGroup, CONDVAR_WAIT_GROUP};
+use super::{thread_slot, AsyncSched, BlockingCall, Cap, GateLike, Lacking, Peer, Sched, Support};
 use std::future::Future;
 use std::sync::Arc;
 use tokio::sync::Notify;
@@ -16,6 +16,33 @@ pub struct TokioSched(tokio::runtime::Runtime);
 impl TokioSched {
     pub fn runtime(&self) -> &tokio::runtime::Runtime {
         &self.0
+    }
+}
+
+/// Its tasks' waits (marl's event and ticket shapes) are tokio's own async
+/// primitives, written out in scenarios/marl.rs: there is no `Waits` role.
+impl Peer for TokioSched {
+    type Tasks = Self;
+    type Waits = Lacking;
+    type Calls = Self;
+    type Futures = Self;
+    type Joins = Lacking;
+
+    fn support(cap: Cap) -> Support {
+        use Support::{Has, Lacks};
+        match cap {
+            Cap::Spawn => Has("Runtime::spawn"),
+            Cap::WaitGroup => Has(CONDVAR_WAIT_GROUP),
+            Cap::TaskEvent => Has("tokio::sync::Notify, awaited in async tasks"),
+            Cap::TaskTicket => Has("chain of tokio::sync::oneshot, awaited in async tasks"),
+            Cap::FreeingWaits => Has("an awaiting task holds no worker"),
+            Cap::ForkJoin => Lacks("no fork-join: tokio::join! is not parallel"),
+            Cap::Futures => Has("Runtime::spawn, Runtime::block_on"),
+            Cap::YieldNow => Has("tokio::task::yield_now"),
+            Cap::WakeAll => Has("tokio::sync::Notify notified, notify_waiters"),
+            Cap::StandIn => Has("tokio::task::block_in_place"),
+            Cap::Floor => Lacks("a scheduler: the std row is the floor"),
+        }
     }
 }
 

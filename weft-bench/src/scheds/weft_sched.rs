@@ -2,11 +2,11 @@
 //! identity, and weft's own WaitGroup, Event (auto mode) and TicketQueue;
 //! for futures, `Pool::spawn_future`, `weft::block_on`, `weft::yield_now`
 //! and a manual-reset Event awaited with `wait_async`; blocking calls go
-//! through `weft::blocking`.
+//! through `weft::blocking`; `weft::join` inside `Pool::install`.
 
 use super::{
-    AsyncSched, BlockingCall, BlockingPrims, EventLike, GateLike, Sched, TicketLike,
-    TicketQueueLike, WaitGroupLike,
+    installed_fork_join, AsyncSched, BlockingCall, BlockingPrims, Cap, EventLike, GateLike, Peer,
+    Sched, Support, TicketLike, TicketQueueLike, WaitGroupLike,
 };
 use std::future::Future;
 
@@ -15,6 +15,42 @@ pub struct WeftSched(weft::Pool);
 impl WeftSched {
     pub fn pool(&self) -> &weft::Pool {
         &self.0
+    }
+}
+
+impl Peer for WeftSched {
+    type Tasks = Self;
+    type Waits = Self;
+    type Calls = Self;
+    type Futures = Self;
+    type Joins = Self;
+
+    fn support(cap: Cap) -> Support {
+        use Support::{Has, Lacks};
+        match cap {
+            Cap::Spawn => Has("Pool::spawn"),
+            Cap::WaitGroup => Has("weft::WaitGroup"),
+            // The marl shapes of these waits run as futures: a blocking wait
+            // on a worker helps by running queued tasks on its own stack,
+            // and there the helped task waits for the one beneath it.
+            Cap::TaskEvent => Has(
+                "weft::Event (auto) wait_async in Pool::spawn_future tasks, waited for with \
+                 weft::block_on outside the pool (a blocking wait on a worker helps, and \
+                 deadlocks on this shape: crate docs)",
+            ),
+            Cap::TaskTicket => Has(
+                "weft::Ticket wait_async in Pool::spawn_future tasks, waited for with \
+                 weft::block_on outside the pool (a blocking wait on a worker helps, and \
+                 deadlocks on this shape: crate docs)",
+            ),
+            Cap::FreeingWaits => Has("wait_async: a pending future holds no worker"),
+            Cap::ForkJoin => Has("weft::join inside Pool::install"),
+            Cap::Futures => Has("Pool::spawn_future, weft::block_on"),
+            Cap::YieldNow => Has("weft::yield_now"),
+            Cap::WakeAll => Has("weft::Event (manual) wait_async, signal"),
+            Cap::StandIn => Has("weft::blocking"),
+            Cap::Floor => Lacks("a scheduler: the std row is the floor"),
+        }
     }
 }
 
@@ -37,6 +73,8 @@ impl Sched for WeftSched {
         weft::current_worker_index()
     }
 }
+
+installed_fork_join!(WeftSched, weft::Pool, weft::join);
 
 impl BlockingCall for WeftSched {
     fn call_blocking<R>(call: impl FnOnce() -> R) -> R {
