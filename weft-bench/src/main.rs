@@ -25,7 +25,7 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant, SystemTime};
 
 /// Side-by-side benchmark of weft against rayon, tokio, async-executor,
-/// threadpool and chili, with bare std threads as the machine's floor.
+/// threadpool, chili and forte, with bare std threads as the machine's floor.
 ///
 /// Default: the quick suite (every scenario at small sizes, 2 and 8 workers,
 /// 3 repetitions). Each run happens in its own child process; tables go to
@@ -107,7 +107,8 @@ fn scenario_help() -> String {
          tokio tasks await tokio::sync::Notify (events) and a oneshot chain (tickets), its \
          outside waiter uses the std wait group; weft runs event-chain, event-baton and ticket \
          as futures too (wait_async), since a blocking wait on a worker deadlocks on those shapes; \
-         chili runs join/* and the idle test only; std (bare threads started up front, each \
+         chili and forte (heartbeat pools; forte's spawn keeps tasks on the caller's own \
+         worker) run join/* and the idle test only; std (bare threads started up front, each \
          handed its tasks directly, no scheduler: the machine's floor) runs fork-join and \
          wake/* only; async-executor (smol's executor, one thread per worker) runs async/* only, \
          where weft, tokio and async-executor share futures-channel oneshots and each waits \

@@ -10,13 +10,14 @@ use std::collections::BTreeSet;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-const SCHEDULERS: [&str; 7] = [
+const SCHEDULERS: [&str; 8] = [
     "weft",
     "rayon",
     "tokio",
     "async-executor",
     "threadpool",
     "chili",
+    "forte",
     "std",
 ];
 

@@ -2,7 +2,7 @@
 //! chili counts the thread that opens the scope as one of its threads, so a
 //! pool of `workers` threads spawns `workers - 1` and the caller joins in.
 
-use super::{Cap, ForkJoin, Lacking, Peer, Support};
+use super::{join_only, Cap, ForkJoin, Lacking, Peer, Support};
 use std::num::NonZeroUsize;
 
 pub struct ChiliSched(chili::ThreadPool);
@@ -15,18 +15,8 @@ impl Peer for ChiliSched {
     type Joins = Self;
 
     fn support(cap: Cap) -> Support {
-        use Support::{Has, Lacks};
-        match cap {
-            Cap::ForkJoin => Has("Scope::join"),
-            Cap::Futures | Cap::YieldNow | Cap::WakeAll => Lacks("no futures: join only"),
-            Cap::Spawn
-            | Cap::WaitGroup
-            | Cap::TaskEvent
-            | Cap::TaskTicket
-            | Cap::FreeingWaits
-            | Cap::StandIn => Lacks("join only: no way to submit independent tasks"),
-            Cap::Floor => Lacks("a scheduler: the std row is the floor"),
-        }
+        let no_tasks = "join only: no way to submit independent tasks";
+        join_only(cap, "Scope::join", no_tasks, "no futures: join only")
     }
 }
 

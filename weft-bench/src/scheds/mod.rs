@@ -19,6 +19,7 @@ pub mod async_executor_sched;
 pub mod bare_threads;
 pub mod blocking;
 pub mod chili_sched;
+pub mod forte_sched;
 mod lacking;
 pub mod rayon_sched;
 pub mod threadpool_sched;
@@ -45,6 +46,7 @@ macro_rules! peer_table {
             AsyncExecutor "async-executor" async_executor_sched::AsyncExecutorSched,
             Threadpool "threadpool" threadpool_sched::ThreadpoolSched,
             Chili "chili" chili_sched::ChiliSched,
+            Forte "forte" forte_sched::ForteSched,
             Std "std" bare_threads::BareThreads,
         }
     };
@@ -197,6 +199,28 @@ pub enum Support {
     Has(&'static str),
     /// Why the scheduler cannot provide it.
     Lacks(&'static str),
+}
+
+/// What a pool that only forks by `join` (chili, forte) supports: `join`
+/// with its note, and nothing else, for the reason given for tasks (spawn,
+/// waits, stand-ins) or for futures.
+pub fn join_only(
+    cap: Cap,
+    join: &'static str,
+    no_tasks: &'static str,
+    no_futures: &'static str,
+) -> Support {
+    match cap {
+        Cap::ForkJoin => Support::Has(join),
+        Cap::Futures | Cap::YieldNow | Cap::WakeAll => Support::Lacks(no_futures),
+        Cap::Spawn
+        | Cap::WaitGroup
+        | Cap::TaskEvent
+        | Cap::TaskTicket
+        | Cap::FreeingWaits
+        | Cap::StandIn => Support::Lacks(no_tasks),
+        Cap::Floor => Support::Lacks("a scheduler: the std row is the floor"),
+    }
 }
 
 /// One adapter: the type that fills each role a scenario is written
