@@ -88,6 +88,8 @@ fn smoke_run_reports_every_scenario_on_every_scheduler() {
         "wake/fan-out",
         "join/fib",
         "join/tree-sum",
+        "join/long-halves",
+        "join/quicksort",
         "async/chained-spawn",
         "async/ping-pong",
         "async/spawn-many",

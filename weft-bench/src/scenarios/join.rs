@@ -1,5 +1,7 @@
 //! Fork-join by `join`: recursive fib and the balanced binary tree sum of
-//! chili's benchmark. Every scheduler runs the same code through
+//! chili's benchmark (the cost of a join), two long halves and their nested
+//! pairs (whether the second half reaches an idle worker at once), and a
+//! parallel quicksort. Every scheduler runs the same code through
 //! [`ForkJoin`], whose methods are generic, so each library's own join is
 //! called directly (monomorphised): no abstraction layer sits on the hot path.
 
@@ -8,6 +10,7 @@ use std::time::Duration;
 use super::{ns_per, timed, Case, Measured, Needs};
 use crate::scheds::{Cap, ForkJoin};
 use crate::with_peer;
+use crate::work::Rng;
 
 pub fn cases() -> Vec<Case> {
     let fib = Case {
@@ -20,6 +23,15 @@ pub fn cases() -> Vec<Case> {
         needs: Needs::ways(&[&[Cap::ForkJoin]]),
         run: |kind, workers, n| with_peer!(kind, Joins, fib(workers, n as u32)),
     };
+    let halves = Case {
+        scenario: "join/long-halves",
+        variant: "",
+        about: "join of two halves that each sleep 10 ms, from inside the pool; wall ms per join, median of size joins per child (ideal_ms: 10 on 2 workers or more, where the second half goes to an idle worker; a pool that runs the halves in turn takes 20)",
+        unit: "ms/join",
+        sizes: [3, 5, 9],
+        run: |kind, workers, joins| with_peer!(kind, Joins, long_halves(workers, joins as usize, 1)),
+        ..fib
+    };
     vec![
         fib,
         Case {
@@ -27,6 +39,21 @@ pub fn cases() -> Vec<Case> {
             about: "sum of a balanced binary tree by join at every inner node (chili's benchmark; size = layers)",
             sizes: [10, 20, 24],
             run: |kind, workers, layers| with_peer!(kind, Joins, tree_sum(workers, layers as u32)),
+            ..fib
+        },
+        halves,
+        Case {
+            variant: "nested",
+            about: "join(join(sleep, sleep), join(sleep, sleep)): four 10 ms leaves, from inside the pool; wall ms per outer join, median of size outer joins per child (ideal_ms: 40 on 1 worker, 20 on 2, 10 on 4 or more)",
+            run: |kind, workers, joins| with_peer!(kind, Joins, long_halves(workers, joins as usize, 2)),
+            ..halves
+        },
+        Case {
+            scenario: "join/quicksort",
+            about: "in-place quicksort of size pseudo-random u64 (fixed seed) by join on the two sides of each partition, sort_unstable below 32 elements; ms per sort, median of 5 per child; every output checked against a serial sort",
+            unit: "ms",
+            sizes: [20_000, 1_000_000, 10_000_000],
+            run: |kind, workers, n| with_peer!(kind, Joins, quicksort(workers, n as usize)),
             ..fib
         },
     ]
@@ -45,24 +72,32 @@ const WARM_UP_LAYERS: u32 = 15;
 /// measure those as much as the joins.
 const RUNS_PER_CHILD: usize = 5;
 
-/// On a pool of `J` with `workers` threads: runs `warm_up` once untimed,
-/// then `run` [`RUNS_PER_CHILD`] times, each run entering the pool from the
-/// caller's seat; returns the run of median wall time (its result, wall and
-/// CPU time).
-fn median_of_runs<J: ForkJoin, R: Send>(
+/// On a pool of `J` with `workers` threads, from the caller's seat: runs
+/// `warm_up` once untimed, then `runs` times makes an input (untimed), times
+/// `run` on it inside the pool and hands the result to `check` (untimed).
+/// Returns the wall and CPU time of the run of median wall time.
+fn timed_runs<J: ForkJoin, I: Send, R: Send>(
     workers: usize,
+    runs: usize,
     warm_up: impl Fn(&mut J::Ctx<'_>) + Sync,
-    run: impl Fn(&mut J::Ctx<'_>) -> R + Sync,
-) -> (R, Duration, Duration) {
+    mut input: impl FnMut() -> I,
+    run: impl Fn(&mut J::Ctx<'_>, I) -> R + Sync,
+    mut check: impl FnMut(R),
+) -> (Duration, Duration) {
     let pool = J::start(workers);
-    pool.seat(|seat| {
+    let mut times: Vec<(Duration, Duration)> = pool.seat(|seat| {
         J::enter(seat, |c| warm_up(c));
-        let mut runs: Vec<(R, Duration, Duration)> = (0..RUNS_PER_CHILD)
-            .map(|_| timed(|| J::enter(seat, |c| run(c))))
-            .collect();
-        runs.sort_by_key(|run| run.1);
-        runs.swap_remove(RUNS_PER_CHILD / 2)
-    })
+        (0..runs)
+            .map(|_| {
+                let input = input();
+                let (out, wall, cpu) = timed(|| J::enter(seat, |c| run(c, input)));
+                check(out);
+                (wall, cpu)
+            })
+            .collect()
+    });
+    times.sort_by_key(|time| time.0);
+    times[runs / 2]
 }
 
 fn fib_serial(n: u32) -> (u64, u64) {
@@ -91,14 +126,16 @@ fn fib_join<J: ForkJoin>(ctx: &mut J::Ctx<'_>, n: u32) -> u64 {
 
 fn fib<J: ForkJoin>(workers: usize, n: u32) -> Measured {
     let (expected, joins) = fib_serial(n);
-    let (got, wall, cpu) = median_of_runs::<J, _>(
+    let (wall, cpu) = timed_runs::<J, _, _>(
         workers,
+        RUNS_PER_CHILD,
         |c| {
             fib_join::<J>(c, WARM_UP_FIB);
         },
-        |c| fib_join::<J>(c, n),
+        || (),
+        |c, ()| fib_join::<J>(c, n),
+        |got| assert_eq!(got, expected, "fib({n}) gave a wrong answer"),
     );
-    assert_eq!(got, expected, "fib({n}) gave a wrong answer");
     Measured::new(wall, cpu, ns_per(wall, joins)).with("joins", joins as f64)
 }
 
@@ -143,22 +180,140 @@ fn tree_sum<J: ForkJoin>(workers: usize, layers: u32) -> Measured {
     let joins = (1u64 << (layers - 1)) - 1;
     // A small tree summed untimed first, as fib's warm-up.
     let warm_up = Node::tree(WARM_UP_LAYERS, &mut 0);
-    let (got, wall, cpu) = median_of_runs::<J, _>(
+    let (wall, cpu) = timed_runs::<J, _, _>(
         workers,
+        RUNS_PER_CHILD,
         |c| {
             sum_join::<J>(c, &warm_up);
         },
-        |c| sum_join::<J>(c, &tree),
+        || (),
+        |c, ()| sum_join::<J>(c, &tree),
+        |got| assert_eq!(got, expected, "tree sum gave a wrong answer"),
     );
-    assert_eq!(got, expected, "tree sum gave a wrong answer");
     Measured::new(wall, cpu, ns_per(wall, joins))
         .with("joins", joins as f64)
         .with("nodes", nodes as f64)
 }
 
+/// How long each leaf of `join/long-halves` holds its thread: long enough
+/// that how a pool hands out the second half shows, not what a join costs.
+const LEAF: Duration = Duration::from_millis(10);
+
+/// A tree of joins `depth` deep whose leaves each sleep [`LEAF`].
+fn sleeping_leaves<J: ForkJoin>(ctx: &mut J::Ctx<'_>, depth: u32) {
+    if depth == 0 {
+        std::thread::sleep(LEAF);
+        return;
+    }
+    J::join(
+        ctx,
+        |c| sleeping_leaves::<J>(c, depth - 1),
+        |c| sleeping_leaves::<J>(c, depth - 1),
+    );
+}
+
+fn long_halves<J: ForkJoin>(workers: usize, joins: usize, depth: u32) -> Measured {
+    let leaves = 1u32 << depth;
+    let (wall, cpu) = timed_runs::<J, _, _>(
+        workers,
+        joins.max(1),
+        |c| {
+            fib_join::<J>(c, WARM_UP_FIB);
+        },
+        || (),
+        |c, ()| sleeping_leaves::<J>(c, depth),
+        |()| {},
+    );
+    // Sleeping leaves need no core: every worker can hold one at once.
+    let ideal = LEAF * leaves.div_ceil(workers as u32);
+    Measured::new(wall, cpu, wall.as_secs_f64() * 1e3)
+        .with("ideal_ms", ideal.as_secs_f64() * 1e3)
+        .with("leaves", f64::from(leaves))
+}
+
+/// Below this many elements a slice is sorted serially (the same cutoff on
+/// every scheduler).
+const SORT_CUTOFF: usize = 32;
+/// The warm-up sort of `join/quicksort`, untimed.
+const WARM_UP_ELEMENTS: usize = 1 << 14;
+
+/// Sorts `v` by partitioning it and sorting both sides in a join.
+fn quicksort_join<J: ForkJoin>(ctx: &mut J::Ctx<'_>, v: &mut [u64]) {
+    if v.len() <= SORT_CUTOFF {
+        v.sort_unstable();
+        return;
+    }
+    let pivot = partition(v);
+    let (below, rest) = v.split_at_mut(pivot);
+    J::join(
+        ctx,
+        |c| quicksort_join::<J>(c, below),
+        |c| quicksort_join::<J>(c, &mut rest[1..]),
+    );
+}
+
+/// Lomuto's partition around the median of the first, middle and last
+/// elements (no quadratic case on sorted runs); returns where the pivot
+/// ends up, with every smaller element before it and the rest after.
+fn partition(v: &mut [u64]) -> usize {
+    let (mid, last) = (v.len() / 2, v.len() - 1);
+    if v[mid] < v[0] {
+        v.swap(mid, 0);
+    }
+    if v[last] < v[0] {
+        v.swap(last, 0);
+    }
+    if v[mid] < v[last] {
+        v.swap(mid, last);
+    }
+    let pivot = v[last];
+    let mut store = 0;
+    for i in 0..last {
+        if v[i] < pivot {
+            v.swap(i, store);
+            store += 1;
+        }
+    }
+    v.swap(store, last);
+    store
+}
+
+fn quicksort<J: ForkJoin>(workers: usize, n: usize) -> Measured {
+    let mut rng = Rng::new(0x5eed_5047);
+    let data: Vec<u64> = (0..n).map(|_| rng.next_u64()).collect();
+    let mut sorted = data.clone();
+    sorted.sort_unstable();
+    let warm_up = &data[..n.min(WARM_UP_ELEMENTS)];
+    let (wall, cpu) = timed_runs::<J, _, _>(
+        workers,
+        RUNS_PER_CHILD,
+        |c| quicksort_join::<J>(c, &mut warm_up.to_vec()),
+        || data.clone(),
+        |c, mut v| {
+            quicksort_join::<J>(c, &mut v);
+            v
+        },
+        |v| assert!(v == sorted, "quicksort gave a wrong order"),
+    );
+    Measured::new(wall, cpu, wall.as_secs_f64() * 1e3)
+        .with("elements", n as f64)
+        .with("ns_per_element", ns_per(wall, n as u64))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn partition_splits_around_its_pivot() {
+        let mut rng = Rng::new(9);
+        for len in [2, 3, 33, 100] {
+            let mut v: Vec<u64> = (0..len).map(|_| rng.next_u64() % 10).collect();
+            let p = partition(&mut v);
+            assert!(v[..p].iter().all(|&x| x < v[p]));
+            assert!(v[p + 1..].iter().all(|&x| x >= v[p]));
+        }
+    }
 
     #[test]
     fn fib_serial_counts_joins() {
