@@ -120,7 +120,7 @@ pub use crate::api::builder::{
     BuildError, Builder, DEFAULT_MAX_BLOCKING, DEFAULT_SPIN, MIN_STACK_SIZE, WORKERS_ENV,
 };
 #[cfg(not(loom))]
-pub use crate::api::join::join;
+pub use crate::api::join::{join, join_context, FnContext};
 #[cfg(not(loom))]
 pub use crate::api::pool::{Handle, Pool, SpawnError};
 #[cfg(not(loom))]

@@ -40,6 +40,8 @@ fn worker_stats(counters: &WorkerCounters, tasks_run: u64) -> WorkerStats {
         tasks_run,
         tasks_stolen: read(&counters.stolen),
         failed_steals: read(&counters.failed_steals),
+        join_halves_shared: read(&counters.halves_shared),
+        join_halves_forced: read(&counters.halves_forced),
         parks: read(&counters.parks),
         wakeups: read(&counters.wakeups),
         wakeups_without_work: read(&counters.wakeups_without_work),
@@ -59,6 +61,12 @@ pub struct WorkerStats {
     pub tasks_stolen: u64,
     /// Attempts to steal from another worker's queue that got nothing.
     pub failed_steals: u64,
+    /// Second halves of its `join`s it moved to its queue because an idle
+    /// worker asked for work (then taken there like any task).
+    pub join_halves_shared: u64,
+    /// Second halves of other workers' `join`s it took by force, when the
+    /// owner did not answer a request in time (counted in `tasks_stolen`).
+    pub join_halves_forced: u64,
     /// Times it parked.
     pub parks: u64,
     /// Times it was woken to look for a new task.
@@ -76,6 +84,8 @@ impl WorkerStats {
         self.tasks_run += other.tasks_run;
         self.tasks_stolen += other.tasks_stolen;
         self.failed_steals += other.failed_steals;
+        self.join_halves_shared += other.join_halves_shared;
+        self.join_halves_forced += other.join_halves_forced;
         self.parks += other.parks;
         self.wakeups += other.wakeups;
         self.wakeups_without_work += other.wakeups_without_work;

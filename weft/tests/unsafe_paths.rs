@@ -1,5 +1,6 @@
 //! Small runs through every path that uses `unsafe` (stack jobs, closure jobs,
-//! latches, scoped borrows, broadcast slots, the worker pointer), sized for
+//! join stacks, latches, scoped borrows, broadcast slots, the worker
+//! pointer), sized for
 //! Miri: `cargo +nightly miri test -p weft --test unsafe_paths`.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -19,6 +20,61 @@ fn join_runs_stack_jobs_inline_and_stolen() {
         a + b
     }
     assert_eq!(pool.install(|| tree(5)), 32);
+}
+
+/// Waits (yielding, up to a generous deadline) until `flag` is set.
+fn wait_for(flag: &std::sync::atomic::AtomicBool) -> bool {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !flag.load(Ordering::Acquire) {
+        if std::time::Instant::now() > deadline {
+            return false;
+        }
+        std::thread::yield_now();
+    }
+    true
+}
+
+#[test]
+fn join_halves_leave_the_join_stack_every_way() {
+    use std::sync::atomic::AtomicBool;
+    let pool = pool(2);
+    // Taken by force, or shared: the first half never joins again and waits
+    // for the second, which another worker must take from the join stack.
+    let started = AtomicBool::new(false);
+    let (overlapped, ()) = pool.join(
+        || wait_for(&started),
+        || started.store(true, Ordering::Release),
+    );
+    assert!(overlapped);
+    // Shared: the first half keeps joining, answering the other worker's
+    // request with its oldest half.
+    let started = AtomicBool::new(false);
+    let (overlapped, ()) = pool.join(
+        || {
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+            while !started.load(Ordering::Acquire) && std::time::Instant::now() < deadline {
+                weft::join(|| (), || ());
+            }
+            started.load(Ordering::Acquire)
+        },
+        || started.store(true, Ordering::Release),
+    );
+    assert!(overlapped);
+    // Run by a wait of the owner's own, on one worker.
+    let single = self::pool(1);
+    let group = weft::WaitGroup::new();
+    group.add(1);
+    let done = group.clone();
+    single.join(|| group.wait(), || done.done());
+    // Spilled: nesting deeper than the join stack holds.
+    fn deep(depth: u32) -> u32 {
+        if depth == 0 {
+            return 0;
+        }
+        let (a, b) = weft::join(|| deep(depth - 1), || 1);
+        a + b
+    }
+    assert_eq!(single.install(|| deep(300)), 300);
 }
 
 #[test]

@@ -388,7 +388,7 @@ where
     if crate::context::worker_of(registry).is_some() {
         return op();
     }
-    let job = StackJob::new(op, OwnerLatch::for_current_thread());
+    let job = StackJob::new(|_migrated| op(), OwnerLatch::for_current_thread());
     // SAFETY: `job` stays on this frame until its latch is set: we wait below.
     // Counted: its owner is outside the pool, so nothing running in the pool
     // keeps the pool from looking drained while the job is queued.

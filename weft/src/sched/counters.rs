@@ -10,6 +10,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 pub(crate) struct WorkerCounters {
     pub(crate) stolen: AtomicU64,
     pub(crate) failed_steals: AtomicU64,
+    /// Join halves this seat moved from its join stack to its local queue
+    /// because a searcher asked.
+    pub(crate) halves_shared: AtomicU64,
+    /// Join halves this seat took from another seat's join stack by force
+    /// (counted in `stolen` too).
+    pub(crate) halves_forced: AtomicU64,
     pub(crate) parks: AtomicU64,
     pub(crate) wakeups: AtomicU64,
     pub(crate) wakeups_without_work: AtomicU64,

@@ -47,6 +47,37 @@ impl JobRef {
         // SAFETY: forwarded from this function's contract.
         unsafe { (self.run)(self.data) }
     }
+
+    /// The two words of a stack job's reference, as pointers, for a queue
+    /// that keeps them in atomics (join_stack.rs).
+    ///
+    /// # Safety
+    /// `self` must come from [`StackJob::as_job_ref`] or
+    /// [`StackJob::as_counted_job_ref`], whose data word is an initialised
+    /// pointer.
+    #[inline(always)]
+    pub(crate) unsafe fn into_stack_words(self) -> (*mut (), *mut ()) {
+        // SAFETY: forwarded from this function's contract.
+        let data = unsafe { self.data.assume_init() };
+        (data as *mut (), self.run as *mut ())
+    }
+
+    /// Rebuilds a reference from [`JobRef::into_stack_words`]'s words.
+    ///
+    /// # Safety
+    /// The words must be exactly those returned by one call of
+    /// `into_stack_words`, and rebuilt once (a `JobRef` is never copied).
+    #[inline(always)]
+    pub(crate) unsafe fn from_stack_words(data: *mut (), run: *mut ()) -> JobRef {
+        JobRef {
+            data: Data::new(data as *const ()),
+            // SAFETY: `run` was cast from a function pointer of exactly this
+            // type by `into_stack_words` (the contract), and a function
+            // pointer survives the round trip through a data pointer on every
+            // target Rust supports with threads.
+            run: unsafe { mem::transmute::<*mut (), unsafe fn(Data) -> bool>(run) },
+        }
+    }
 }
 
 /// A closure run once by whichever worker takes it.
@@ -158,13 +189,15 @@ impl Drop for AbortOnUnwind {
 }
 
 /// A job that lives in its waiting owner's stack frame and signals `latch` when done.
+/// Its closure learns whether it ran as a job taken from a queue (`true`:
+/// by a thief, or by a wait) or inline in its owner (`join_context`).
 pub(crate) struct StackJob<L, F, R> {
     latch: L,
     func: UnsafeCell<Option<F>>,
     result: UnsafeCell<JobResult<R>>,
 }
 
-impl<L: Latch, F: FnOnce() -> R + Send, R: Send> StackJob<L, F, R> {
+impl<L: Latch, F: FnOnce(bool) -> R + Send, R: Send> StackJob<L, F, R> {
     pub(crate) fn new(func: F, latch: L) -> Self {
         StackJob {
             latch,
@@ -236,7 +269,7 @@ impl<L: Latch, F: FnOnce() -> R + Send, R: Send> StackJob<L, F, R> {
         unsafe {
             let this = &*(data.assume_init() as *const Self);
             let func = (*this.func.get()).take().expect("stack job run twice");
-            *this.result.get() = match panic::catch_unwind(AssertUnwindSafe(func)) {
+            *this.result.get() = match panic::catch_unwind(AssertUnwindSafe(|| func(true))) {
                 Ok(value) => JobResult::Done(value),
                 Err(payload) => JobResult::Panicked(payload),
             };
@@ -248,14 +281,18 @@ impl<L: Latch, F: FnOnce() -> R + Send, R: Send> StackJob<L, F, R> {
     }
 
     /// Runs the job in its owner, which popped its reference back before anyone
-    /// stole it. Panics propagate directly.
+    /// stole it; `migrated` is what its closure is told. Panics propagate
+    /// directly.
     ///
-    /// Always inlined: left to itself the compiler outlines it from `join`'s
-    /// recursion and copies the job into the call (docs/TUNING.md).
+    /// By reference, taking only the closure out: moving the whole job out
+    /// of its frame copies it with wide loads of fields just written with
+    /// narrow stores, a store-forwarding stall on every `join` (docs/TUNING.md).
     #[inline(always)]
-    pub(crate) fn run_inline(self) -> R {
-        let func = self.func.into_inner().expect("stack job already taken");
-        func()
+    pub(crate) fn run_inline(&self, migrated: bool) -> R {
+        // SAFETY: the owner popped the job's reference back unrun, so no
+        // other thread has it and nothing else touches `func`.
+        let func = unsafe { (*self.func.get()).take() };
+        func.expect("stack job already taken")(migrated)
     }
 
     /// The result after the latch was set.

@@ -1,7 +1,7 @@
 //! The core scheduler: what a pool is made of and how its workers run.
 //!
 //! It owns the jobs as the queues hold them (`job`), the latches their owners
-//! wait on (`latch`), the state one pool's workers share (`registry`: queues,
+//! wait on (`latch`), the fork-join step under `join` (`fork`), the state one pool's workers share (`registry`: queues,
 //! drain books and the shutdown story), the wake/park protocol (`sleep`), the
 //! worker loop (`worker`), the spare seats that stand in for a blocked worker
 //! (`spares`), blocking a thread until a condition holds (`waiter`), the
@@ -21,9 +21,12 @@
 //! which depend on it. Where an extension needs the core to remember
 //! something of its own, the core holds it behind a trait (`parked::Parked`).
 
+pub(crate) mod barrier;
 pub(crate) mod counters;
 pub(crate) mod deque;
+pub(crate) mod fork;
 pub(crate) mod job;
+pub(crate) mod join_stack;
 pub(crate) mod latch;
 pub(crate) mod parked;
 #[cfg(all(feature = "trace", not(loom)))]
@@ -36,6 +39,8 @@ pub(crate) mod unwind;
 pub(crate) mod waiter;
 pub(crate) mod worker;
 
+#[cfg(all(test, loom))]
+mod join_stack_loom_tests;
 #[cfg(all(test, loom))]
 mod sleep_loom_tests;
 #[cfg(all(test, loom))]

@@ -51,9 +51,11 @@ use std::time::Duration;
 use crossbeam_utils::CachePadded;
 
 use crate::facade::{fence, lock, AtomicBool, AtomicU64, AtomicUsize, Mutex, Ordering};
+use crate::sched::barrier;
 use crate::sched::counters::WorkerCounters;
 use crate::sched::deque::{Injector, Stealer};
 use crate::sched::job::JobRef;
+use crate::sched::join_stack::JoinStack;
 use crate::sched::parked::ParkedTasks;
 use crate::sched::sleep::Sleep;
 use crate::sched::spares::Spares;
@@ -105,6 +107,9 @@ pub(crate) enum SharedQueue<'a> {
         seat: usize,
         queue: &'a Stealer<JobRef>,
     },
+    /// A seat's join stack: second halves of its `join`s, which a searcher
+    /// asks the owner to share or, failing that, steals (join_stack.rs).
+    Join { seat: usize, stack: &'a JoinStack },
 }
 
 impl SharedQueue<'_> {
@@ -118,6 +123,7 @@ impl SharedQueue<'_> {
             SharedQueue::Local { queue, .. } | SharedQueue::Yielded { queue, .. } => {
                 queue.is_empty()
             }
+            SharedQueue::Join { stack, .. } => stack.is_empty(),
         }
     }
 }
@@ -137,12 +143,19 @@ pub(crate) struct SharedQueues<'a> {
 enum Stage {
     Pinned,
     Global,
-    /// The `offset`-th seat from `first`: its local queue, then (`yielded`)
-    /// its yield queue.
+    /// The `offset`-th seat from `first`: its local queue, its yield queue,
+    /// then its join stack.
     Seat {
         offset: usize,
-        yielded: bool,
+        part: SeatPart,
     },
+}
+
+#[derive(Clone, Copy)]
+enum SeatPart {
+    Local,
+    Yielded,
+    Join,
 }
 
 impl<'a> Iterator for SharedQueues<'a> {
@@ -162,40 +175,48 @@ impl<'a> Iterator for SharedQueues<'a> {
                 Stage::Global => {
                     self.stage = Stage::Seat {
                         offset: 0,
-                        yielded: false,
+                        part: SeatPart::Local,
                     };
                     return Some(SharedQueue::Global(&registry.injector));
                 }
-                Stage::Seat { offset, yielded } => {
+                Stage::Seat { offset, part } => {
                     if offset >= self.seat_count {
                         return None;
                     }
                     let seat = (self.first + offset) % self.seat_count;
+                    let next_seat = Stage::Seat {
+                        offset: offset + 1,
+                        part: SeatPart::Local,
+                    };
                     if Some(seat) == self.skip {
-                        self.stage = Stage::Seat {
-                            offset: offset + 1,
-                            yielded: false,
-                        };
+                        self.stage = next_seat;
                         continue;
                     }
-                    if yielded {
-                        self.stage = Stage::Seat {
-                            offset: offset + 1,
-                            yielded: false,
-                        };
-                        return Some(SharedQueue::Yielded {
-                            seat,
-                            queue: &registry.yield_stealers[seat],
-                        });
-                    }
-                    self.stage = Stage::Seat {
-                        offset,
-                        yielded: true,
+                    let (next, queue) = match part {
+                        SeatPart::Local => (
+                            SeatPart::Yielded,
+                            SharedQueue::Local {
+                                seat,
+                                queue: &registry.stealers[seat],
+                            },
+                        ),
+                        SeatPart::Yielded => (
+                            SeatPart::Join,
+                            SharedQueue::Yielded {
+                                seat,
+                                queue: &registry.yield_stealers[seat],
+                            },
+                        ),
+                        SeatPart::Join => {
+                            self.stage = next_seat;
+                            return Some(SharedQueue::Join {
+                                seat,
+                                stack: &registry.join_stacks[seat],
+                            });
+                        }
                     };
-                    return Some(SharedQueue::Local {
-                        seat,
-                        queue: &registry.stealers[seat],
-                    });
+                    self.stage = Stage::Seat { offset, part: next };
+                    return Some(queue);
                 }
             }
         }
@@ -221,8 +242,10 @@ pub(crate) struct Registry {
     pub(crate) injector: Injector<JobRef>,
     /// One per seat: the seats' `local` queues...
     pub(crate) stealers: Box<[Stealer<JobRef>]>,
-    /// ...and their `yielded` queues (see `worker::SeatQueues`).
+    /// ...and their `yielded` queues (see `worker::SeatQueues`)...
     pub(crate) yield_stealers: Box<[Stealer<JobRef>]>,
+    /// ...and their join stacks, which the seat's thread owns.
+    pub(crate) join_stacks: Box<[JoinStack]>,
     /// One queue per worker for `spawn_on`: only its owner takes from it.
     pinned: Box<[Injector<JobRef>]>,
     pub(crate) spares: Spares,
@@ -264,10 +287,13 @@ impl Registry {
         hooks: Hooks,
     ) -> Registry {
         let seats = stealers.len();
+        // Before any thread of the pool starts (see barrier.rs).
+        barrier::init();
         Registry {
             injector: Injector::new(),
             stealers: stealers.into_boxed_slice(),
             yield_stealers: yield_stealers.into_boxed_slice(),
+            join_stacks: (0..seats).map(|_| JoinStack::new()).collect(),
             pinned: (0..workers).map(|_| Injector::new()).collect(),
             spares,
             sleep: Sleep::new(seats, max_searching),
@@ -580,6 +606,7 @@ mod tests {
                 SharedQueue::Global(_) => ("global", 0),
                 SharedQueue::Local { seat, .. } => ("local", seat),
                 SharedQueue::Yielded { seat, .. } => ("yielded", seat),
+                SharedQueue::Join { seat, .. } => ("join", seat),
             })
             .collect()
     }
@@ -603,14 +630,18 @@ mod tests {
                 ("global", 0),
                 ("local", 2),
                 ("yielded", 2),
+                ("join", 2),
                 ("local", 0),
                 ("yielded", 0),
+                ("join", 0),
             ]
         );
         let all = visited(&pool, 0, Seats::All);
-        assert_eq!(all.len(), 2 + 3 * 2);
+        assert_eq!(all.len(), 2 + 3 * 3);
         for seat in 0..3 {
-            assert!(all.contains(&("local", seat)) && all.contains(&("yielded", seat)));
+            for kind in ["local", "yielded", "join"] {
+                assert!(all.contains(&(kind, seat)));
+            }
         }
     }
 

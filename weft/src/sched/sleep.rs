@@ -80,6 +80,32 @@
 //!    `state`, a fence and one more look at the queues, with a notify for
 //!    what it sees (spares.rs gives the whole argument).
 //!
+//!    **Light pushes.** `join` leaves its second half on its seat's join
+//!    stack (join_stack.rs) and calls [`Sleep::notify_light_push`], which
+//!    has no fence: a compiler fence ([`barrier::light`]), one load of
+//!    `state`, and nothing more while that load reads 0 (nobody searching,
+//!    sleeping, owed or in flight: every worker is working). Otherwise it is
+//!    a [`Sleep::notify_work`], whose fence follows the push, and the
+//!    argument above holds as written. For the skipped case the idle side
+//!    makes up for the missing fence. Rule *first-idle*: a worker whose
+//!    [`Sleep::begin_idle`] RMW finds `state` at 0 issues a
+//!    [`barrier::heavy`] after it, in place of the fence, before it looks at
+//!    any queue. Take a light push P whose notifier read 0 as the value Z of
+//!    `state`. From Z the only change is a `begin_idle` that starts a search
+//!    (from 0, `searching < max_searching`), made by some worker V, which
+//!    pays the heavy barrier. Had P's store not completed on the notifier's
+//!    core when that barrier ran there, the notifier's load would have run
+//!    after it and read V's RMW or later, not Z. So P is visible to every
+//!    core by the time V looks, and to every look that follows. Until V's
+//!    RMW nobody was idle; from V's look on P is like a push made before the
+//!    whole protocol's later RMWs, and the cases above apply to it: V (or
+//!    the last searcher after V) sees it, asks its owner for it or takes it
+//!    by force (join_stack.rs), or wakes a sleeper for it; or its owner pops
+//!    it back. The queues' look includes every join stack (`Registry::
+//!    shared_queues`). The barrier costs about 0.1 us while no other thread
+//!    runs and 14 us on a 2-core VM while one does: it is paid once per
+//!    transition of a busy pool to one idle worker, never per task.
+//!
 //! 2. **Fan-out.** `k` tasks notified while `w` workers sleep and no searcher is
 //!    unclaimed wake `min(k, w)` workers (fewer only if the tasks are taken
 //!    before the wakes are made), promptly and in a tree: each notify
@@ -107,6 +133,11 @@
 //!
 //! 4. **Idle is parked.** A sleeper blocks on its slot's condition variable with no
 //!    timeout; only a delivered [`Wake`] ends it. Nothing in the protocol ticks.
+//!    A searcher that asked a join stack's owner for a half keeps sweeping
+//!    past the spin time, as after a lost race (work is there), but for a
+//!    bounded ~20 us at most: then it takes the half by force (worker.rs,
+//!    `ASK_BEFORE_STEALING`). The heavy barrier is paid on the way to
+//!    blocking, never while parked.
 //!    One sleeper may take a little while to block: a worker whose `join` half
 //!    was stolen watches, for a bounded ~20 us and only its own condition and
 //!    [`Sleep::is_registered`], for that half to end (worker.rs). It watches
@@ -121,6 +152,7 @@
 //! cannot drift (the trap of a wake path that bypasses the idle accounting).
 
 use crate::facade::{fence, lock, wait, AtomicBool, AtomicU64, Condvar, Mutex, Ordering};
+use crate::sched::barrier;
 use crossbeam_utils::CachePadded;
 
 /// Workers per pool the counters in `state` can hold.
@@ -332,6 +364,22 @@ impl Sleep {
         self.notify_work_slow()
     }
 
+    /// [`Sleep::notify_work`] for a push onto a join stack, whose owner makes
+    /// no fence (see "Light pushes" in the module docs). While every worker
+    /// is working it is a compiler fence and one load; otherwise it is
+    /// `notify_work`.
+    #[inline(always)]
+    pub(crate) fn notify_light_push(&self) {
+        barrier::light();
+        // Relaxed: the light fence keeps the load after the push, and what a
+        // stale read misses, the first idle worker's heavy barrier makes up
+        // for (rule *first-idle*).
+        if self.state.load(Ordering::Relaxed) == 0 {
+            return;
+        }
+        self.notify_work();
+    }
+
     /// The rest of [`Sleep::notify_work`], after its fence.
     #[cold]
     #[inline(never)]
@@ -455,12 +503,12 @@ impl Sleep {
         };
         // Without the lock while the worker may search: the common case.
         let (before, after) = self.update(|c| (c.searching < max).then(|| start_search(c)));
-        let searching = if after != before {
-            true
+        let (searching, before) = if after != before {
+            (true, before)
         } else {
             let mut sleepers = lock(&self.sleepers);
             let mut searching = false;
-            self.update(|c| {
+            let (before, _) = self.update(|c| {
                 searching = c.searching < max;
                 if searching {
                     Some(start_search(c))
@@ -473,12 +521,18 @@ impl Sleep {
             if !searching {
                 self.register_locked(&mut sleepers, index);
             }
-            searching
+            (searching, before)
         };
         // Half of the Dekker pairing: the sweep that follows, or the check of
         // the worker's own reasons to wake, sees any push whose notifier read
-        // `state` before this RMW.
-        fence(Ordering::SeqCst);
+        // `state` before this RMW. The first worker to leave a pool where all
+        // were working pays the heavy barrier instead (rule *first-idle*, for
+        // the light pushes that skipped the notifier's fence).
+        if before.pack() == 0 {
+            barrier::heavy();
+        } else {
+            fence(Ordering::SeqCst);
+        }
         if searching {
             Idle::Search
         } else {

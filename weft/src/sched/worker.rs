@@ -14,6 +14,7 @@ use crate::sched::deque::{Steal, Stealer, Worker};
 use crate::context::WorkerGuard;
 use crate::sched::counters::WorkerCounters;
 use crate::sched::job::JobRef;
+use crate::sched::join_stack::JoinStack;
 #[cfg(feature = "trace")]
 use crate::sched::recorder::{self, EventKind};
 use crate::sched::registry::{JobCounters, Registry, Seats, SharedQueue};
@@ -33,7 +34,26 @@ const MAX_NEXT_STREAK: u32 = 32;
 /// before it blocks (see [`WorkerThread::wait_for_stolen_half`]). About one
 /// park-and-wake round trip (docs/TUNING.md): watching that long costs at
 /// most as much CPU as the park would have cost in latency.
+#[cfg(not(loom))]
 const STOLEN_HALF_WATCH: Duration = Duration::from_micros(20);
+/// Under loom a watch of real time would make the models' runs differ from
+/// one exploration to the next; the watch only saves latency.
+#[cfg(loom)]
+const STOLEN_HALF_WATCH: Duration = Duration::ZERO;
+
+/// How long a searcher asks the owner of a join stack to share its oldest
+/// half before it takes the half itself (join_stack.rs). The owner answers
+/// at its next `join`, nanoseconds away in fork-join code; a first half that
+/// runs this long without joining again is a long one, and its second half
+/// is worth the heavy barrier of a forced steal. About one wake-up
+/// (docs/TUNING.md): the bound on how long a long first half can hold its
+/// second half back from an idle worker.
+#[cfg(not(loom))]
+const ASK_BEFORE_STEALING: Duration = Duration::from_micros(20);
+/// Under loom time barely moves: a searcher asks in its first sweep and
+/// forces in the next, so the models explore both paths.
+#[cfg(loom)]
+const ASK_BEFORE_STEALING: Duration = Duration::ZERO;
 
 /// The owner ends of one seat's queues.
 pub(crate) struct SeatQueues {
@@ -75,6 +95,9 @@ pub(crate) struct WorkerThread {
     next_streak: Cell<u32>,
     index: usize,
     registry: Arc<Registry>,
+    /// This seat's join stack, inside `registry` (which this struct keeps
+    /// alive): cached, as `join` reaches it on every call.
+    join_stack: *const JoinStack,
     tick: Cell<u32>,
     rng: Cell<u64>,
 }
@@ -89,6 +112,18 @@ impl Drop for PollGuard<'_> {
     fn drop(&mut self) {
         self.worker.polling.set(self.outer);
     }
+}
+
+/// One sweep's inputs and what it noticed besides the job it returns.
+struct Sweep<'a> {
+    /// Set when a steal lost a race (work was there).
+    contended: &'a mut bool,
+    /// Set when a join stack was asked to share (work is there).
+    asked: &'a mut bool,
+    /// Take one task per queue rather than a batch.
+    single: bool,
+    /// Steal join halves instead of asking for them.
+    force: bool,
 }
 
 /// What a search ended with.
@@ -143,6 +178,65 @@ impl WorkerThread {
     #[inline]
     pub(crate) fn push_uncounted(&self, job: JobRef) {
         self.publish(&self.local, job);
+    }
+
+    #[inline(always)]
+    fn join_stack(&self) -> &JoinStack {
+        // SAFETY: the pointer is into `self.registry`'s boxed slice of join
+        // stacks, which lives as long as the `Arc` this struct holds.
+        unsafe { &*self.join_stack }
+    }
+
+    /// Leaves `join`'s second half on this seat's join stack (join_stack.rs),
+    /// or, if the stack is full, on the local queue as an uncounted job.
+    /// Returns its index on the join stack if it went there; [`pop_join`]
+    /// then says whether it came back.
+    ///
+    /// # Safety
+    /// `job` must come from `StackJob::as_job_ref`, with that contract.
+    ///
+    /// [`pop_join`]: WorkerThread::pop_join
+    #[inline(always)]
+    pub(crate) unsafe fn push_join(&self, job: JobRef) -> Option<usize> {
+        let stack = self.join_stack();
+        // SAFETY: forwarded from this function's contract; this is the
+        // seat's thread, the stack's owner.
+        match unsafe { stack.push(job) } {
+            Ok(index) => {
+                self.registry.sleep.notify_light_push();
+                if stack.take_request() {
+                    self.share_oldest_half();
+                }
+                Some(index)
+            }
+            Err(job) => {
+                self.push_uncounted(job);
+                None
+            }
+        }
+    }
+
+    /// Takes back the half the caller pushed at `index` with [`push_join`].
+    /// Returns false if it was taken: stolen, run by a wait of this
+    /// worker's, or shared onto the local queue (where
+    /// [`WorkerThread::pop`] may still find it).
+    ///
+    /// [`push_join`]: WorkerThread::push_join
+    #[inline(always)]
+    pub(crate) fn pop_join(&self, index: usize) -> bool {
+        self.join_stack().pop(index)
+    }
+
+    /// A searcher asked for work: the oldest half of this seat's join stack
+    /// (the largest, in divide-and-conquer) moves to the local queue, where
+    /// thieves steal it without the heavy barrier of a forced steal.
+    #[cold]
+    #[inline(never)]
+    fn share_oldest_half(&self) {
+        if let Some(job) = self.join_stack().take_oldest() {
+            WorkerCounters::add(&self.stats().halves_shared, 1);
+            self.publish(&self.local, job);
+        }
     }
 
     /// The one way this worker puts a job into one of its queues that others
@@ -402,6 +496,11 @@ impl WorkerThread {
                 return Some(job);
             }
         }
+        // A wait inside a `join`'s first half: the newest half is most
+        // likely what it waits for (and on one worker, nobody else runs it).
+        if let Some(job) = self.join_stack().pop_newest() {
+            return Some(job);
+        }
         if let Some(job) = self.local.pop() {
             return Some(job);
         }
@@ -422,7 +521,9 @@ impl WorkerThread {
                 SharedQueue::Global(global) => {
                     self.batch_moved(steal_from(|| global.steal_batch_and_pop(&self.local)))
                 }
-                SharedQueue::Local { .. } | SharedQueue::Yielded { .. } => {
+                SharedQueue::Local { .. }
+                | SharedQueue::Yielded { .. }
+                | SharedQueue::Join { .. } => {
                     unreachable!("no seat's queues are visited with Seats::None")
                 }
             };
@@ -509,9 +610,18 @@ impl WorkerThread {
     ) -> Search {
         let spin = self.registry.hooks.spin;
         let mut first_sweep = true;
+        // Whether this search has asked long enough (ASK_BEFORE_STEALING).
+        let mut force = false;
         loop {
             let mut contended = false;
-            if let Some(job) = self.sweep(&mut contended, woken && first_sweep) {
+            let mut asked = false;
+            let sweep = Sweep {
+                contended: &mut contended,
+                asked: &mut asked,
+                single: woken && first_sweep,
+                force,
+            };
+            if let Some(job) = self.sweep(sweep) {
                 return Search::Found(job);
             }
             if done() {
@@ -521,10 +631,16 @@ impl WorkerThread {
             if deadline.is_some_and(|deadline| now >= deadline) {
                 return Search::Done;
             }
+            let searched = now.duration_since(started);
+            force = searched >= ASK_BEFORE_STEALING;
             // A closing pool is not worth spinning for: the searcher gives
             // up so that the drain check runs (a spin of an hour would
-            // otherwise hold up the pool's drop for an hour).
-            if !contended && (now.duration_since(started) >= spin || self.registry.is_closed()) {
+            // otherwise hold up the pool's drop for an hour). A search that
+            // asked for a join half waits for the answer, or takes the half
+            // (work is there, as with a lost race).
+            let closed = self.registry.is_closed();
+            let waits_for_half = asked && !closed;
+            if !contended && !waits_for_half && (searched >= spin || closed) {
                 return Search::GaveUp;
             }
             // A worker woken for a task that someone else took spins on only
@@ -555,7 +671,13 @@ impl WorkerThread {
     /// than half of it: during a fan-out the other woken workers are about to
     /// look in the same queue, and a batch moved here would only make them
     /// search further (and pin more epochs) to find it.
-    fn sweep(&self, contended: &mut bool, single: bool) -> Option<JobRef> {
+    fn sweep(&self, sweep: Sweep<'_>) -> Option<JobRef> {
+        let Sweep {
+            contended,
+            asked,
+            single,
+            force,
+        } = sweep;
         let mut attempt = |steal: Steal<JobRef>| match steal {
             Steal::Success(job) => Some(job),
             Steal::Retry => {
@@ -592,6 +714,25 @@ impl WorkerThread {
                     if found.is_some() {
                         break;
                     }
+                    continue;
+                }
+                SharedQueue::Join {
+                    seat: _victim,
+                    stack,
+                } => {
+                    if !force {
+                        stack.request();
+                        *asked = true;
+                        continue;
+                    }
+                    found = attempt(stack.steal());
+                    if found.is_some() {
+                        WorkerCounters::add(&self.stats().halves_forced, 1);
+                        WorkerCounters::add(&self.stats().stolen, 1);
+                        trace_hook!(self.trace(EventKind::Steal { from: _victim }));
+                        break;
+                    }
+                    failed += 1;
                     continue;
                 }
                 SharedQueue::Local { seat, queue } | SharedQueue::Yielded { seat, queue } => {
@@ -669,6 +810,7 @@ pub(crate) fn run_seat(
     queues: SeatQueues,
     body: impl FnOnce(&WorkerThread),
 ) {
+    let join_stack: *const JoinStack = &registry.join_stacks[index];
     let worker = WorkerThread {
         local: queues.local,
         yielded: queues.yielded,
@@ -676,6 +818,7 @@ pub(crate) fn run_seat(
         polling: Cell::new(false),
         next_streak: Cell::new(0),
         index,
+        join_stack,
         registry,
         tick: Cell::new(0),
         rng: Cell::new(

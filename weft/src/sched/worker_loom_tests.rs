@@ -24,6 +24,7 @@ use std::time::Duration;
 use loom::sync::{Condvar, Mutex};
 use loom::thread;
 
+use crate::sched::fork::join_on;
 use crate::sched::job::ClosureJob;
 use crate::sched::registry::{Hooks, Registry};
 use crate::sched::spares::Spares;
@@ -212,6 +213,57 @@ fn a_batch_moved_behind_a_long_task_is_still_taken_by_the_other_worker() {
             waiting_runs.record();
         });
         pool.inject(counted(&runs));
+        assert_eq!(runs.wait_for(2), 2);
+        pool.shut_down();
+    });
+}
+
+/// A task that joins `a` and `b` on its worker, then records its own run.
+fn joining(
+    runs: &Arc<Runs>,
+    a: impl FnOnce() + Send + 'static,
+    b: impl FnOnce() + Send + 'static,
+) -> impl FnOnce() + Send + 'static {
+    let runs = Arc::clone(runs);
+    move || {
+        let worker = WorkerThread::current().expect("a task runs on a worker");
+        join_on(worker, |_| a(), |_| b(), false);
+        runs.record();
+    }
+}
+
+#[test]
+fn a_join_pushed_while_the_other_worker_parks_runs_each_half_once() {
+    // The light push (no fence) races the other worker's search, give-up
+    // and park: it either sees the half and takes it (asking, then by
+    // force), or parks, and the owner pops the half back. Each half runs
+    // once and nobody is left blocked.
+    loom::model(|| {
+        let runs = Arc::new(Runs::default());
+        let pool = Model::start(2);
+        pool.inject(joining(&runs, counted(&runs), counted(&runs)));
+        assert_eq!(runs.wait_for(3), 3);
+        pool.shut_down();
+    });
+}
+
+#[test]
+fn a_join_whose_first_half_blocks_has_its_second_half_taken_by_force() {
+    // The first half blocks its thread (no helping) until the second has
+    // run, and never joins again to answer a request: the other worker must
+    // take the second half from the join stack by force, whatever the order
+    // of the push, its search and its park (rule first-idle).
+    loom::model(|| {
+        let runs = Arc::new(Runs::default());
+        let pool = Model::start(2);
+        let waiting = Arc::clone(&runs);
+        pool.inject(joining(
+            &runs,
+            move || {
+                waiting.wait_for(1);
+            },
+            counted(&runs),
+        ));
         assert_eq!(runs.wait_for(2), 2);
         pool.shut_down();
     });

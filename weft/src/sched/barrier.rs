@@ -1,0 +1,172 @@
+//! Asymmetric fences: a free one for the hot side of a Dekker pairing, and a
+//! costly one for the rare side that makes up for it.
+//!
+//! Two places in the core pair a store with a later load on each of two
+//! threads, and need at least one of the two loads to see the other thread's
+//! store (store buffering is the failure: both stores sit in their cores'
+//! buffers while both loads read old values):
+//!
+//! * `join`'s push of its second half, then its read of the protocol's
+//!   `state`, against the first worker to go idle in a busy pool, which
+//!   changes `state`, then looks at the queues (sleep.rs, "Light pushes");
+//! * the owner's pop of its join stack (lower `bottom`, then read `top`),
+//!   against a thief that reads `top`, then `bottom` (join_stack.rs).
+//!
+//! The join side runs millions of times a second; the other side runs when a
+//! busy pool gets its first idle worker, or when a searcher must take a half
+//! by force: a few times per steal. So the join side issues [`light`], which compiles to nothing but
+//! a compiler fence, and the other side issues [`heavy`]: Linux's
+//! `membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED)`, which makes every thread
+//! of this process that is running at that moment execute a full memory
+//! barrier before the call returns (a thread not running has passed through
+//! a context switch, which is one). So for a `light` on thread A and a
+//! `heavy` on thread B, A's accesses before its compiler fence and after it
+//! fall on the two sides of one full barrier that B's call waited for, which
+//! is all a SeqCst fence pair gives a Dekker pairing: either A's store was
+//! visible before B's call returned, or A's load ran after that barrier and
+//! sees everything B did before its call.
+//!
+//! Where the call is missing (another OS, an old kernel, a sandbox that
+//! forbids it, and under loom and Miri, which cannot run system calls) both
+//! functions are a SeqCst fence, the symmetric pairing the argument falls
+//! back to. The choice is made once, before the first pool starts a thread
+//! ([`init`]), and never changes: every `light` pairs with a `heavy` of the
+//! same kind.
+//!
+//! Cost, measured on the 2-core VM of docs/TUNING.md: a `heavy` is about
+//! 0.1 us while no other thread of the process runs, and 14 us while one
+//! other runs (the inter-processor interrupt of a virtual machine); so it
+//! is kept off every path a busy pool takes per task.
+
+use crate::facade::{fence, Ordering};
+// std's, also under loom: the mode is process-wide state no model explores
+// (loom runs the symmetric mode, whose fences are loom's).
+use std::sync::atomic::AtomicU8;
+
+/// Not decided yet: [`init`] has not run.
+const UNKNOWN: u8 = 0;
+/// `heavy` is the membarrier call; `light` a compiler fence.
+const ASYMMETRIC: u8 = 1;
+/// Both are SeqCst fences.
+const SYMMETRIC: u8 = 2;
+
+static MODE: AtomicU8 = AtomicU8::new(UNKNOWN);
+
+/// Decides the mode, once per process. Called by every pool's build before
+/// it starts a thread, so every worker sees the decision (thread start
+/// synchronises with its spawner) and `light` and `heavy` always pair.
+pub(crate) fn init() {
+    // Relaxed: the threads that use the mode are started after this returns,
+    // and a thread start orders everything before it.
+    if MODE.load(Ordering::Relaxed) != UNKNOWN {
+        return;
+    }
+    let mode = if membarrier::register() {
+        ASYMMETRIC
+    } else {
+        SYMMETRIC
+    };
+    // Two builds racing both register (harmless, idempotent) and decide the
+    // same way; the first decision stays.
+    let _ = MODE.compare_exchange(UNKNOWN, mode, Ordering::Relaxed, Ordering::Relaxed);
+}
+
+/// Whether `light` is free (the asymmetric mode).
+#[cfg(all(test, not(loom)))]
+pub(crate) fn is_asymmetric() -> bool {
+    MODE.load(Ordering::Relaxed) == ASYMMETRIC
+}
+
+/// The hot side's fence: a compiler fence in the asymmetric mode, which
+/// keeps the compiler from moving the accesses around it; the processor may
+/// still reorder a store with a later load, which the other side's
+/// [`heavy`] accounts for.
+#[inline(always)]
+pub(crate) fn light() {
+    // Relaxed: MODE is written once, before any thread that calls this
+    // started (see `init`).
+    if MODE.load(Ordering::Relaxed) == ASYMMETRIC {
+        std::sync::atomic::compiler_fence(Ordering::SeqCst);
+    } else {
+        fence(Ordering::SeqCst);
+    }
+}
+
+/// The rare side's fence: returns once every running thread of the process
+/// has executed a full barrier since the call began.
+#[cold]
+pub(crate) fn heavy() {
+    if MODE.load(Ordering::Relaxed) == ASYMMETRIC {
+        membarrier::expedited();
+    } else {
+        fence(Ordering::SeqCst);
+    }
+}
+
+#[cfg(all(target_os = "linux", not(loom), not(miri)))]
+mod membarrier {
+    // From linux/membarrier.h.
+    const CMD_QUERY: libc::c_long = 0;
+    const CMD_PRIVATE_EXPEDITED: libc::c_long = 1 << 3;
+    const CMD_REGISTER_PRIVATE_EXPEDITED: libc::c_long = 1 << 4;
+
+    fn call(cmd: libc::c_long) -> libc::c_long {
+        // SAFETY: membarrier takes two integers and touches no memory of ours.
+        unsafe {
+            libc::syscall(
+                libc::SYS_membarrier,
+                cmd,
+                0 as libc::c_long,
+                0 as libc::c_long,
+            )
+        }
+    }
+
+    /// Registers the process for expedited barriers; false where the kernel
+    /// lacks them or refuses.
+    pub(super) fn register() -> bool {
+        let supported = call(CMD_QUERY);
+        supported >= 0
+            && supported & CMD_PRIVATE_EXPEDITED != 0
+            && call(CMD_REGISTER_PRIVATE_EXPEDITED) == 0
+    }
+
+    pub(super) fn expedited() {
+        if call(CMD_PRIVATE_EXPEDITED) != 0 {
+            // Registered processes cannot get EPERM, and the command takes no
+            // memory that could fault: a failure here means the guarantee the
+            // light side counts on is gone, so stop rather than race.
+            eprintln!("weft: internal error: membarrier failed after registration");
+            std::process::abort();
+        }
+    }
+}
+
+#[cfg(not(all(target_os = "linux", not(loom), not(miri))))]
+mod membarrier {
+    pub(super) fn register() -> bool {
+        false
+    }
+
+    pub(super) fn expedited() {
+        unreachable!("the asymmetric mode is never chosen without membarrier")
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_mode_is_decided_once_and_both_fences_run() {
+        init();
+        let first = is_asymmetric();
+        assert_ne!(MODE.load(Ordering::Relaxed), UNKNOWN);
+        init();
+        assert_eq!(is_asymmetric(), first, "the mode never changes");
+        // The asymmetric mode is chosen exactly where registration works.
+        assert_eq!(first, membarrier::register());
+        light();
+        heavy();
+    }
+}

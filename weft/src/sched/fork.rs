@@ -1,0 +1,91 @@
+//! The fork-join step under `join`: run two closures, the second offered to
+//! idle workers while the first runs, and wait for both.
+//!
+//! The second closure becomes a job that lives in this stack frame and goes
+//! onto the calling worker's join stack (join_stack.rs); the first runs at
+//! once. If nobody took the second by then, the worker pops it back and
+//! runs it inline: the common case costs a push and a pop with no atomic
+//! read-modify-write, no fence and no allocation. Idle workers learn of the
+//! pushed half through the protocol's light notify (sleep.rs, "Light
+//! pushes") and take it by asking the owner or, after a bounded wait, by
+//! force, so a long first half never keeps its second half from an idle
+//! worker (the serialization of heartbeat schedulers).
+
+use std::panic::{self, AssertUnwindSafe};
+
+use crate::sched::job::{JobResult, StackJob};
+use crate::sched::latch::OwnerLatch;
+use crate::sched::unwind::drop_payload;
+use crate::sched::worker::WorkerThread;
+
+/// Runs `a` and `b` on `worker`, the calling thread's, and returns both
+/// results; each closure is told whether it migrated (`join_context`):
+/// `injected` when the call came from outside the pool (both count as
+/// migrated then), and `b` also when it ran as a job taken from a queue.
+/// Panics as `join` documents.
+#[inline(always)]
+pub(crate) fn join_on<A, B, RA, RB>(worker: &WorkerThread, a: A, b: B, injected: bool) -> (RA, RB)
+where
+    A: FnOnce(bool) -> RA + Send,
+    B: FnOnce(bool) -> RB + Send,
+    RA: Send,
+    RB: Send,
+{
+    let job_b = StackJob::new(b, OwnerLatch::for_worker(worker));
+    // SAFETY: `job_b` stays in this frame until it is popped back unrun or its
+    // latch is set: every path below ends in one of the two before returning,
+    // including the path where `a` panics.
+    let index = unsafe { worker.push_join(job_b.as_job_ref()) };
+    let result_a = panic::catch_unwind(AssertUnwindSafe(|| a(injected)));
+    let reclaimed = match index {
+        Some(index) if worker.pop_join(index) => true,
+        // Taken from the join stack, or never on it (a full stack put it
+        // on the local queue): it may still be on the local queue.
+        _ => reclaim_or_wait(worker, &job_b),
+    };
+    match result_a {
+        Ok(value_a) if reclaimed => (value_a, job_b.run_inline(injected)),
+        Ok(value_a) => (value_a, job_b.into_result().into_value()),
+        Err(payload) => {
+            // `b` belongs to this call too: it finishes before the panic leaves.
+            if reclaimed {
+                let run_b = || job_b.run_inline(injected);
+                if let Err(payload_b) = panic::catch_unwind(AssertUnwindSafe(run_b)) {
+                    drop_payload(payload_b);
+                }
+            } else if let JobResult::Panicked(payload_b) = job_b.into_result() {
+                drop_payload(payload_b);
+            }
+            panic::resume_unwind(payload)
+        }
+    }
+}
+
+/// Pops jobs until our own `job_b` comes back (returns true: run it inline) or
+/// until it was stolen and has finished (returns false). Jobs above ours on the
+/// queue were pushed by `a` and are run on the way.
+#[cold]
+fn reclaim_or_wait<F, R>(worker: &WorkerThread, job_b: &StackJob<OwnerLatch, F, R>) -> bool
+where
+    F: FnOnce(bool) -> R + Send,
+    R: Send,
+{
+    // A poll run below may have filled the `next` slot: this worker goes back
+    // to the joining task (which may run long), so the slot goes where thieves
+    // see it (`wait_until` does the same on its way out).
+    while !job_b.latch().probe() {
+        match worker.pop() {
+            Some(job) if job_b.is_referenced_by(&job) => {
+                worker.flush_next();
+                return true;
+            }
+            Some(job) => worker.execute(job),
+            None => {
+                worker.wait_for_stolen_half(&|| job_b.latch().probe());
+                return false;
+            }
+        }
+    }
+    worker.flush_next();
+    false
+}

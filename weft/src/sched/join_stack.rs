@@ -1,0 +1,323 @@
+//! The join stack: where `join` leaves its second half while the first runs.
+//!
+//! One per seat, beside the seat's queues. It is a Chase-Lev deque of fixed
+//! capacity whose owner pushes and pops with plain stores and loads and a
+//! compiler fence ([`barrier::light`]): the common `join`, whose second half
+//! comes back unstolen, makes no atomic read-modify-write and no fence. The
+//! price is paid by whoever takes a half from the far end: a thief pays a
+//! process-wide barrier ([`barrier::heavy`]) per steal.
+//!
+//! Thieves rarely need to pay it. A searcher that finds a seat's join stack
+//! non-empty first *asks* ([`JoinStack::request`]); the owner looks at the
+//! request at its next `join` (one load of a line nobody writes meanwhile),
+//! takes its oldest half itself and pushes it onto its local queue, where
+//! thieves steal it as any task ([`JoinStack::take_oldest`], worker.rs
+//! `share_oldest_half`). In fork-join code the next `join` comes within
+//! nanoseconds. When it does not come (a first half that runs long without
+//! joining again), the searcher stops asking after a bounded time and steals
+//! the half itself with [`JoinStack::steal`]; so a long first half never
+//! holds its second half back for longer than that (no serialization, the
+//! heartbeat schedulers' failure).
+//!
+//! # Invariants, and why they hold
+//!
+//! `bottom` is one past the newest half and is written by the owner only;
+//! `top` is the oldest half not taken and only ever grows, by a
+//! compare-and-swap of whoever takes from that end: a thief ([`steal`]), the
+//! owner sharing ([`take_oldest`]) or the owner popping the very last half.
+//! Halves live in `slots[index % CAPACITY]` for `top <= index < bottom`.
+//!
+//! 1. **A half is taken at most once.** From the top end, by the CAS on
+//!    `top`: of all who read the same `top`, one CAS succeeds. Between the
+//!    two ends: the owner's pop lowers `bottom` to `b`, then reads `top` as
+//!    `t`. With `t < b` it keeps the half at `b` without a CAS, which is
+//!    sound because no thief can take index `b` now: a thief takes the index
+//!    it read from `top` before its heavy barrier, and reads `bottom` after
+//!    it. If the owner's store of `bottom` came before that barrier, the
+//!    thief sees `b` and takes only indexes below it; if after, so did the
+//!    owner's read of `top`, which then saw every CAS before the barrier,
+//!    so `t >= ` the index the thief read, and `t < b` shows that index is
+//!    below `b` too. With `t == b` the half is the last one and the owner
+//!    takes it by the same CAS as any thief; with `t > b` it was taken.
+//!    (In the symmetric mode the barrier pair is two SeqCst fences and this
+//!    is Chase and Lev's argument.)
+//! 2. **A half pushed is seen by the thieves, and intact.** The slot is
+//!    written before `bottom` is raised with Release; a thief reads `bottom`
+//!    with Acquire and the slot after it. A slot is only rewritten once its
+//!    index is below `top` (`bottom - top < CAPACITY` at every push), so a
+//!    thief that read a slot about to be rewritten fails its CAS.
+//! 3. **Nothing is lost.** A half leaves the stack only to run: popped back
+//!    by its owner (who runs it inline), run by a wait of its owner's
+//!    (`pop_newest`: a `join` whose first half waits for its second, on one
+//!    worker, must not deadlock), stolen (the thief runs it), or shared
+//!    (pushed onto the owner's local queue, where it is a task like any
+//!    other, reclaimed or stolen by the rules of worker.rs). A full stack
+//!    refuses the push and `join` takes the queue path instead.
+//!
+//!    The owner's `join` frames are nested, so the halves above a frame's
+//!    own were pushed by its first half and were taken back before it
+//!    returns: when the frame pops, `bottom` is one past its half, or at
+//!    its half if a wait ran it (`pop` tells the two apart), and `top`
+//!    past it if it was taken from the top.
+//! 4. **Every push is made known to idle workers.** A push is followed by
+//!    the protocol's light notify (sleep.rs, "Light pushes"): while some
+//!    worker is idle it is a full notify; while none is, the first to become
+//!    idle pays a heavy barrier before it looks at the queues, join stacks
+//!    included, so the half is visible to it and to every later look.
+//!
+//! Sizes: [`CAPACITY`] halves of two words, 4 KiB per seat. Join nesting is
+//! the depth of the recursion, and divide-and-conquer rarely nests past 64;
+//! deeper nesting spills to the local queue, still correct, only slower.
+//!
+//! [`steal`]: JoinStack::steal
+//! [`take_oldest`]: JoinStack::take_oldest
+
+use crossbeam_utils::CachePadded;
+
+use crate::facade::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
+use crate::sched::barrier;
+use crate::sched::deque::Steal;
+use crate::sched::job::JobRef;
+
+/// Halves a join stack holds before `join` spills to the local queue. Small
+/// under loom, so the models wrap around the ring.
+#[cfg(not(loom))]
+pub(crate) const CAPACITY: usize = 256;
+#[cfg(loom)]
+pub(crate) const CAPACITY: usize = 2;
+
+/// One half: a stack job's reference, as two words that may be read while
+/// the owner rewrites them (a thief whose CAS will then fail), hence atomics.
+struct Slot {
+    data: AtomicPtr<()>,
+    run: AtomicPtr<()>,
+}
+
+/// The fields thieves write, apart from the one the owner writes per push.
+struct TopEnd {
+    top: AtomicUsize,
+    /// A searcher asks the owner to share its oldest half. A hint only: the
+    /// owner may miss it (the searcher then steals), and nothing is
+    /// published through it, hence Relaxed everywhere.
+    wanted: AtomicBool,
+}
+
+pub(crate) struct JoinStack {
+    bottom: CachePadded<AtomicUsize>,
+    top_end: CachePadded<TopEnd>,
+    slots: Box<[Slot]>,
+}
+
+/// Signed distance from `from` to `to`: the indexes only grow, and wrap
+/// around only after 2^64 (2^32 on 32-bit targets) halves.
+#[inline(always)]
+fn distance(from: usize, to: usize) -> isize {
+    to.wrapping_sub(from) as isize
+}
+
+impl JoinStack {
+    pub(crate) fn new() -> JoinStack {
+        let slot = || Slot {
+            data: AtomicPtr::new(std::ptr::null_mut()),
+            run: AtomicPtr::new(std::ptr::null_mut()),
+        };
+        JoinStack {
+            bottom: CachePadded::new(AtomicUsize::new(0)),
+            top_end: CachePadded::new(TopEnd {
+                top: AtomicUsize::new(0),
+                wanted: AtomicBool::new(false),
+            }),
+            slots: (0..CAPACITY).map(|_| slot()).collect(),
+        }
+    }
+
+    #[inline(always)]
+    fn slot(&self, index: usize) -> &Slot {
+        &self.slots[index % CAPACITY]
+    }
+
+    /// Owner only: pushes a half and returns its index (for [`pop`]), or
+    /// hands the half back if the stack is full.
+    ///
+    /// [`pop`]: JoinStack::pop
+    ///
+    /// # Safety
+    /// `job` must come from `StackJob::as_job_ref` (its data word is a
+    /// pointer), and only the seat's owner may call `push`, `pop` and
+    /// `take_oldest`.
+    #[inline(always)]
+    pub(crate) unsafe fn push(&self, job: JobRef) -> Result<usize, JobRef> {
+        // Relaxed: `bottom` is the owner's own; a stale `top` is smaller than
+        // the real one, so the room check errs on the side of "full".
+        let bottom = self.bottom.load(Ordering::Relaxed);
+        let top = self.top_end.top.load(Ordering::Relaxed);
+        if distance(top, bottom) >= CAPACITY as isize {
+            return Err(job);
+        }
+        // SAFETY: forwarded from this function's contract.
+        let (data, run) = unsafe { job.into_stack_words() };
+        let slot = self.slot(bottom);
+        // Relaxed: published by the Release store of `bottom` below.
+        slot.data.store(data, Ordering::Relaxed);
+        slot.run.store(run, Ordering::Relaxed);
+        self.bottom.store(bottom.wrapping_add(1), Ordering::Release);
+        Ok(bottom)
+    }
+
+    /// Owner only: takes back the half at `index`, which the caller pushed
+    /// (and every half pushed since has been taken back). Returns whether
+    /// it came back; false means someone took it, and the stack is empty:
+    /// a thief or a share took it from the top with every older half, or a
+    /// wait of the owner's own ran it ([`pop_newest`]; only halves pushed
+    /// since, and taken back since, were above it).
+    ///
+    /// [`pop_newest`]: JoinStack::pop_newest
+    #[inline(always)]
+    pub(crate) fn pop(&self, index: usize) -> bool {
+        // Relaxed: the owner's own variable. A wait that ran our half left
+        // `bottom` at `index` (halves pushed since were popped again).
+        let bottom = self.bottom.load(Ordering::Relaxed);
+        if bottom != index.wrapping_add(1) {
+            return false;
+        }
+        self.settle_newest(index)
+    }
+
+    /// Owner only: takes the newest half, for a wait of the owner's that
+    /// runs queued work (worker.rs, `find_own_work`).
+    #[inline]
+    pub(crate) fn pop_newest(&self) -> Option<JobRef> {
+        let bottom = self.bottom.load(Ordering::Relaxed);
+        let top = self.top_end.top.load(Ordering::Relaxed);
+        if distance(top, bottom) <= 0 {
+            return None;
+        }
+        let index = bottom.wrapping_sub(1);
+        // SAFETY: `settle_newest` says the half at `index` is the owner's,
+        // taken now, once (the owner alone writes slots, so the read may
+        // follow the settling).
+        self.settle_newest(index)
+            .then(|| unsafe { self.read_slot(index) })
+    }
+
+    /// The owner's end: lowers `bottom` to `index` (one below it), then
+    /// settles with the thieves who may be at the other end (invariant 1).
+    /// Returns whether the half at `index` is the owner's.
+    #[inline(always)]
+    fn settle_newest(&self, index: usize) -> bool {
+        // Release, as every store of `bottom`: a thief that reads this value
+        // must see the slots below it (invariant 2).
+        self.bottom.store(index, Ordering::Release);
+        // The owner's half of the asymmetric pairing of invariant 1.
+        barrier::light();
+        // Relaxed: compared only; no data written by a thief is read.
+        let top = self.top_end.top.load(Ordering::Relaxed);
+        let left = distance(top, index);
+        if left > 0 {
+            return true;
+        }
+        // The last half: the owner takes it by the thieves' own CAS.
+        let won = left == 0 && self.claim(top);
+        // Empty either way: `top` is one past the half now.
+        self.bottom.store(index.wrapping_add(1), Ordering::Release);
+        won
+    }
+
+    /// Owner only: takes the oldest half, to share it (worker.rs).
+    pub(crate) fn take_oldest(&self) -> Option<JobRef> {
+        let top = self.top_end.top.load(Ordering::Relaxed);
+        // Relaxed: the owner's own variable.
+        let bottom = self.bottom.load(Ordering::Relaxed);
+        if distance(top, bottom) <= 0 {
+            return None;
+        }
+        self.take_at(top)
+    }
+
+    /// Anyone: takes the oldest half, paying the heavy barrier that lets the
+    /// owner's pop go without a fence (invariant 1).
+    pub(crate) fn steal(&self) -> Steal<JobRef> {
+        let top = self.top_end.top.load(Ordering::Acquire);
+        barrier::heavy();
+        // Acquire: pairs with the owner's Release stores (invariant 2).
+        let bottom = self.bottom.load(Ordering::Acquire);
+        if distance(top, bottom) <= 0 {
+            return Steal::Empty;
+        }
+        match self.take_at(top) {
+            Some(job) => Steal::Success(job),
+            None => Steal::Retry,
+        }
+    }
+
+    /// Reads the half at `index` as a job.
+    ///
+    /// # Safety
+    /// The caller must take the half at `index` exactly once (invariant 1),
+    /// or drop what this returns unrun and unread (`JobRef` has no drop).
+    #[inline(always)]
+    unsafe fn read_slot(&self, index: usize) -> JobRef {
+        let slot = self.slot(index);
+        // Relaxed: the caller read `bottom` with Acquire after the slot was
+        // written (or is the owner); a slot rewritten since fails the CAS.
+        let data = slot.data.load(Ordering::Relaxed);
+        let run = slot.run.load(Ordering::Relaxed);
+        // SAFETY: the slot's words were stored together by `push`, from one
+        // stack job's reference; taking it once is the caller's contract.
+        unsafe { JobRef::from_stack_words(data, run) }
+    }
+
+    /// Reads the half at `top` and claims it by the CAS on `top`.
+    fn take_at(&self, top: usize) -> Option<JobRef> {
+        // SAFETY: returned only if the CAS below claims the half; otherwise
+        // dropped unrun (a `JobRef` owns nothing to drop).
+        let job = unsafe { self.read_slot(top) };
+        // Claimed: the slot held the half at `top` when read (invariant 2),
+        // and this caller is the only one to take it.
+        self.claim(top).then_some(job)
+    }
+
+    /// Takes the half at `top` from whoever else may be taking it: of all
+    /// who read this `top`, one CAS succeeds (invariant 1). SeqCst, though
+    /// only atomicity is needed: it runs once per steal or share.
+    fn claim(&self, top: usize) -> bool {
+        self.top_end
+            .top
+            .compare_exchange(
+                top,
+                top.wrapping_add(1),
+                Ordering::SeqCst,
+                Ordering::Relaxed,
+            )
+            .is_ok()
+    }
+
+    /// Whether the stack looks empty. Plain loads: exact only after a
+    /// barrier that pairs with the pushes (the sweep before blocking pays a
+    /// heavy one, sleep.rs).
+    #[inline]
+    pub(crate) fn is_empty(&self) -> bool {
+        let bottom = self.bottom.load(Ordering::Acquire);
+        let top = self.top_end.top.load(Ordering::Acquire);
+        distance(top, bottom) <= 0
+    }
+
+    /// A searcher asks the owner to share its oldest half.
+    #[inline]
+    pub(crate) fn request(&self) {
+        // Read first: many searchers asking keep the line shared.
+        if !self.top_end.wanted.load(Ordering::Relaxed) {
+            self.top_end.wanted.store(true, Ordering::Relaxed);
+        }
+    }
+
+    /// Owner: whether a searcher asked, clearing the request.
+    #[inline(always)]
+    pub(crate) fn take_request(&self) -> bool {
+        if self.top_end.wanted.load(Ordering::Relaxed) {
+            self.top_end.wanted.store(false, Ordering::Relaxed);
+            return true;
+        }
+        false
+    }
+}
