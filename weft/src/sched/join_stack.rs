@@ -59,11 +59,14 @@
 //!    returns: when the frame pops, `bottom` is one past its half, or at
 //!    its half if a wait ran it (`pop` tells the two apart), and `top`
 //!    past it if it was taken from the top.
-//! 4. **Every push is made known to idle workers.** A push is followed by
-//!    the protocol's light notify (sleep.rs, "Light pushes"): while some
-//!    worker is idle it is a full notify; while none is, the first to become
-//!    idle pays a heavy barrier before it looks at the queues, join stacks
-//!    included, so the half is visible to it and to every later look.
+//! 4. **Every push is made known to idle workers.** The push that makes the
+//!    stack non-empty is followed by the protocol's light notify (sleep.rs,
+//!    "Light pushes"): while some worker is idle it is a full notify; while
+//!    none is, the first to become idle pays a heavy barrier before it looks
+//!    at the queues, join stacks included, so the half is visible to it and
+//!    to every later look. Later pushes onto the non-empty stack are covered
+//!    by that one (rule *covered-stack*, with the second barrier of a forced
+//!    steal).
 //!
 //! Sizes: [`CAPACITY`] halves of two words, 4 KiB per seat. Join nesting is
 //! the depth of the recursion, and divide-and-conquer rarely nests past 64;
@@ -108,6 +111,16 @@ pub(crate) struct JoinStack {
     slots: Box<[Slot]>,
 }
 
+/// Where [`JoinStack::push`] put a half.
+pub(crate) struct Pushed {
+    /// Its index, for [`JoinStack::pop`].
+    pub(crate) index: usize,
+    /// Whether no older half was on the stack as the owner saw it: the push
+    /// that makes the stack non-empty, which is the one that needs the
+    /// protocol's notify (sleep.rs, rule *covered-stack*).
+    pub(crate) alone: bool,
+}
+
 /// Signed distance from `from` to `to`: the indexes only grow, and wrap
 /// around only after 2^64 (2^32 on 32-bit targets) halves.
 #[inline(always)]
@@ -136,8 +149,8 @@ impl JoinStack {
         &self.slots[index % CAPACITY]
     }
 
-    /// Owner only: pushes a half and returns its index (for [`pop`]), or
-    /// hands the half back if the stack is full.
+    /// Owner only: pushes a half and returns where it went (for [`pop`]),
+    /// or hands the half back if the stack is full.
     ///
     /// [`pop`]: JoinStack::pop
     ///
@@ -146,7 +159,7 @@ impl JoinStack {
     /// pointer), and only the seat's owner may call `push`, `pop` and
     /// `take_oldest`.
     #[inline(always)]
-    pub(crate) unsafe fn push(&self, job: JobRef) -> Result<usize, JobRef> {
+    pub(crate) unsafe fn push(&self, job: JobRef) -> Result<Pushed, JobRef> {
         // Relaxed: `bottom` is the owner's own; a stale `top` is smaller than
         // the real one, so the room check errs on the side of "full".
         let bottom = self.bottom.load(Ordering::Relaxed);
@@ -161,7 +174,15 @@ impl JoinStack {
         slot.data.store(data, Ordering::Relaxed);
         slot.run.store(run, Ordering::Relaxed);
         self.bottom.store(bottom.wrapping_add(1), Ordering::Release);
-        Ok(bottom)
+        // Read again after the push, behind the light fence: the pairing
+        // with a forced steal's second barrier (worker.rs, `forced_out`)
+        // needs this look at `top` to follow the store of `bottom`.
+        barrier::light();
+        let top = self.top_end.top.load(Ordering::Relaxed);
+        Ok(Pushed {
+            index: bottom,
+            alone: top == bottom,
+        })
     }
 
     /// Owner only: takes back the half at `index`, which the caller pushed

@@ -32,7 +32,7 @@ fn push(stack: &JoinStack, id: usize) -> usize {
     // SAFETY: the model's thread is the stack's only owner, and the half's
     // data word is a pointer (see `half`).
     match unsafe { stack.push(half(id)) } {
-        Ok(index) => index,
+        Ok(pushed) => pushed.index,
         Err(_) => panic!("the models stay within capacity"),
     }
 }

@@ -106,6 +106,24 @@
 //!    runs and 14 us on a 2-core VM while one does: it is paid once per
 //!    transition of a busy pool to one idle worker, never per task.
 //!
+//!    Rule *covered-stack*: only the push that finds no older half on its
+//!    join stack notifies; a push onto a stack that holds one makes no
+//!    notify at all (nested joins: every `join` but the outermost). The
+//!    stack is already known to hold work: the push that made it non-empty
+//!    notified, so by the cases above some worker looks at it after that
+//!    push, and every look sees the whole stack, the later pushes included
+//!    if they came before it; a look that sees the stack non-empty keeps
+//!    its worker awake and asking until the stack is taken down. What can
+//!    break the cover is a take from the top racing the push: the stack
+//!    the owner saw as non-empty is empty once the take lands, and its new
+//!    half was never notified. The owner looks at `top` after its push
+//!    (behind a light fence), so a take it saw makes it notify as the push
+//!    that made the stack non-empty. A share is the owner's own take. A
+//!    forced steal pays a second heavy barrier after its CAS and then looks
+//!    at the stack (`WorkerThread::forced_out`), notifying if halves remain:
+//!    either the owner's look at `top` came after that barrier and saw the
+//!    steal, or the push was visible to the thief's look.
+//!
 //! 2. **Fan-out.** `k` tasks notified while `w` workers sleep and no searcher is
 //!    unclaimed wake `min(k, w)` workers (fewer only if the tasks are taken
 //!    before the wakes are made), promptly and in a tree: each notify

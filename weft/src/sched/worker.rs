@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 use crate::sched::deque::{Steal, Stealer, Worker};
 
 use crate::context::WorkerGuard;
+use crate::sched::barrier;
 use crate::sched::counters::WorkerCounters;
 use crate::sched::job::JobRef;
 use crate::sched::join_stack::JoinStack;
@@ -202,12 +203,17 @@ impl WorkerThread {
         // SAFETY: forwarded from this function's contract; this is the
         // seat's thread, the stack's owner.
         match unsafe { stack.push(job) } {
-            Ok(index) => {
-                self.registry.sleep.notify_light_push();
+            Ok(pushed) => {
+                // A push onto a stack that holds older halves is covered
+                // by the notify of the push that made it non-empty (sleep.rs,
+                // rule covered-stack).
+                if pushed.alone {
+                    self.registry.sleep.notify_light_push();
+                }
                 if stack.take_request() {
                     self.share_oldest_half();
                 }
-                Some(index)
+                Some(pushed.index)
             }
             Err(job) => {
                 self.push_uncounted(job);
@@ -582,6 +588,19 @@ impl WorkerThread {
         registry.stop_hook_done();
     }
 
+    /// After a half was taken from `stack` by force: the halves left behind
+    /// are made known anew (sleep.rs, rule covered-stack). The heavy barrier
+    /// pairs with the owner's look at `top` after a push: either the owner
+    /// saw this steal (and notifies for its next push itself), or this look
+    /// sees the push.
+    #[cold]
+    fn forced_out(&self, stack: &JoinStack) {
+        barrier::heavy();
+        if !stack.is_empty() {
+            self.registry.sleep.notify_work();
+        }
+    }
+
     fn has_pinned_work(&self) -> bool {
         self.registry.pinned_queue(self.index).is_some()
     }
@@ -727,6 +746,7 @@ impl WorkerThread {
                     }
                     found = attempt(stack.steal());
                     if found.is_some() {
+                        self.forced_out(stack);
                         WorkerCounters::add(&self.stats().halves_forced, 1);
                         WorkerCounters::add(&self.stats().stolen, 1);
                         trace_hook!(self.trace(EventKind::Steal { from: _victim }));

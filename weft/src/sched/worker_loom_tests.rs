@@ -268,3 +268,28 @@ fn a_join_whose_first_half_blocks_has_its_second_half_taken_by_force() {
         pool.shut_down();
     });
 }
+
+#[test]
+fn both_halves_under_a_blocked_first_half_are_taken_by_the_other_worker() {
+    // Nested joins: the inner push lands on a stack that holds the outer
+    // half, so it makes no notify of its own (rule covered-stack); the
+    // innermost first half blocks until both second halves have run, so the
+    // other worker must take the outer half, see the inner one left behind
+    // and take it too.
+    loom::model(|| {
+        let runs = Arc::new(Runs::default());
+        let pool = Model::start(2);
+        let waiting = Arc::clone(&runs);
+        let inner_b = counted(&runs);
+        pool.inject(joining(
+            &runs,
+            move || {
+                let worker = WorkerThread::current().expect("a task runs on a worker");
+                join_on(worker, |_| waiting.wait_for(2), |_| inner_b(), false);
+            },
+            counted(&runs),
+        ));
+        assert_eq!(runs.wait_for(3), 3);
+        pool.shut_down();
+    });
+}
