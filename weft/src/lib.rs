@@ -26,6 +26,22 @@
 //! wg.wait();
 //! ```
 //!
+//! ## Fork-join
+//!
+//! [`join`] (and [`join_context`], [`Pool::join`]) leaves its second closure
+//! on a deque of the calling worker's own while the first runs, with no
+//! atomic read-modify-write and no fence when nobody takes it, and runs it
+//! inline afterwards: a few nanoseconds a call. An idle worker that sees
+//! the pending half asks the owner for it (the owner hands its oldest half
+//! over at its next `join`), and takes it by force after about 20 us
+//! without an answer, so two long halves still run side by side:
+//! `join(|| sleep(10 ms), || sleep(10 ms))` takes 10 ms on two workers, not
+//! 20 as on heartbeat schedulers. The missing fences are made up for by a
+//! process-wide barrier on the rare side (Linux `membarrier`; a thief taking
+//! by force, the first worker of a busy pool to go idle); where that call
+//! is unavailable both sides use ordinary fences. No timer or heartbeat
+//! runs: an idle pool stays parked.
+//!
 //! ## Waiting on a worker helps
 //!
 //! When a worker thread waits — in `join`, `scope`, `install`,

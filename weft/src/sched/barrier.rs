@@ -6,15 +6,15 @@
 //! store (store buffering is the failure: both stores sit in their cores'
 //! buffers while both loads read old values):
 //!
-//! * `join`'s push of its second half, then its read of the protocol's
-//!   `state`, against the first worker to go idle in a busy pool, which
-//!   changes `state`, then looks at the queues (sleep.rs, "Light pushes");
 //! * the owner's pop of its join stack (lower `bottom`, then read `top`),
-//!   against a thief that reads `top`, then `bottom` (join_stack.rs).
+//!   against a thief that reads `top`, then `bottom` (join_stack.rs);
+//! * the owner's push (raise `bottom`, then read `top` to see whether the
+//!   stack was empty), against a thief whose steal moved `top`, then reads
+//!   `bottom` to see what it left behind (sleep.rs, "Join stacks").
 //!
 //! The join side runs millions of times a second; the other side runs when a
-//! busy pool gets its first idle worker, or when a searcher must take a half
-//! by force: a few times per steal. So the join side issues [`light`], which compiles to nothing but
+//! searcher must take a half by force, because its owner did not share it
+//! in time: a few times per long first half. So the join side issues [`light`], which compiles to nothing but
 //! a compiler fence, and the other side issues [`heavy`]: Linux's
 //! `membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED)`, which makes every thread
 //! of this process that is running at that moment execute a full memory

@@ -60,13 +60,10 @@
 //!    its half if a wait ran it (`pop` tells the two apart), and `top`
 //!    past it if it was taken from the top.
 //! 4. **Every push is made known to idle workers.** The push that makes the
-//!    stack non-empty is followed by the protocol's light notify (sleep.rs,
-//!    "Light pushes"): while some worker is idle it is a full notify; while
-//!    none is, the first to become idle pays a heavy barrier before it looks
-//!    at the queues, join stacks included, so the half is visible to it and
-//!    to every later look. Later pushes onto the non-empty stack are covered
-//!    by that one (rule *covered-stack*, with the second barrier of a forced
-//!    steal).
+//!    stack non-empty is followed by the protocol's notify; later pushes
+//!    onto the non-empty stack are covered by that one, renewed after every
+//!    take from the top (sleep.rs, "Join stacks": rule *covered-stack*,
+//!    with the second barrier of a forced steal).
 //!
 //! Sizes: [`CAPACITY`] halves of two words, 4 KiB per seat. Join nesting is
 //! the depth of the recursion, and divide-and-conquer rarely nests past 64;

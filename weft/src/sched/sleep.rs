@@ -80,49 +80,34 @@
 //!    `state`, a fence and one more look at the queues, with a notify for
 //!    what it sees (spares.rs gives the whole argument).
 //!
-//!    **Light pushes.** `join` leaves its second half on its seat's join
-//!    stack (join_stack.rs) and calls [`Sleep::notify_light_push`], which
-//!    has no fence: a compiler fence ([`barrier::light`]), one load of
-//!    `state`, and nothing more while that load reads 0 (nobody searching,
-//!    sleeping, owed or in flight: every worker is working). Otherwise it is
-//!    a [`Sleep::notify_work`], whose fence follows the push, and the
-//!    argument above holds as written. For the skipped case the idle side
-//!    makes up for the missing fence. Rule *first-idle*: a worker whose
-//!    [`Sleep::begin_idle`] RMW finds `state` at 0 issues a
-//!    [`barrier::heavy`] after it, in place of the fence, before it looks at
-//!    any queue. Take a light push P whose notifier read 0 as the value Z of
-//!    `state`. From Z the only change is a `begin_idle` that starts a search
-//!    (from 0, `searching < max_searching`), made by some worker V, which
-//!    pays the heavy barrier. Had P's store not completed on the notifier's
-//!    core when that barrier ran there, the notifier's load would have run
-//!    after it and read V's RMW or later, not Z. So P is visible to every
-//!    core by the time V looks, and to every look that follows. Until V's
-//!    RMW nobody was idle; from V's look on P is like a push made before the
-//!    whole protocol's later RMWs, and the cases above apply to it: V (or
-//!    the last searcher after V) sees it, asks its owner for it or takes it
-//!    by force (join_stack.rs), or wakes a sleeper for it; or its owner pops
-//!    it back. The queues' look includes every join stack (`Registry::
-//!    shared_queues`). The barrier costs about 0.1 us while no other thread
-//!    runs and 14 us on a 2-core VM while one does: it is paid once per
-//!    transition of a busy pool to one idle worker, never per task.
+//!    **Join stacks.** `join` leaves its second half on its seat's join
+//!    stack (join_stack.rs), and only the push that makes that stack
+//!    non-empty is followed by [`Sleep::notify_work`]; a push onto a stack
+//!    that holds older halves (every nested `join`) makes no notify and no
+//!    fence at all. Rule *covered-stack*: to the protocol a non-empty join
+//!    stack is one queue, made visible by the notify of the push that made
+//!    it non-empty, and made visible anew after every take from its top:
+//!    a share (the owner moves its oldest half to its local queue with
+//!    [`Sleep::notify_work`], whose fence also publishes the halves left
+//!    behind, as a batch steal's notify does) or a forced steal (the thief
+//!    notifies if halves remain: `WorkerThread::forced_out`). Halves pushed
+//!    in between go into a queue already visible: every look sees the whole
+//!    stack, a look that sees it non-empty keeps its worker asking until it
+//!    is taken down, and the cases above apply to the stack as to any queue.
+//!    (One wake per push is what fan-out promises spawned tasks; a join's
+//!    halves get one per stack and the last-searcher rule's cascade.)
 //!
-//!    Rule *covered-stack*: only the push that finds no older half on its
-//!    join stack notifies; a push onto a stack that holds one makes no
-//!    notify at all (nested joins: every `join` but the outermost). The
-//!    stack is already known to hold work: the push that made it non-empty
-//!    notified, so by the cases above some worker looks at it after that
-//!    push, and every look sees the whole stack, the later pushes included
-//!    if they came before it; a look that sees the stack non-empty keeps
-//!    its worker awake and asking until the stack is taken down. What can
-//!    break the cover is a take from the top racing the push: the stack
-//!    the owner saw as non-empty is empty once the take lands, and its new
-//!    half was never notified. The owner looks at `top` after its push
-//!    (behind a light fence), so a take it saw makes it notify as the push
-//!    that made the stack non-empty. A share is the owner's own take. A
-//!    forced steal pays a second heavy barrier after its CAS and then looks
-//!    at the stack (`WorkerThread::forced_out`), notifying if halves remain:
-//!    either the owner's look at `top` came after that barrier and saw the
-//!    steal, or the push was visible to the thief's look.
+//!    The one race: a take from the top landing while the owner pushes, so
+//!    that the stack the owner saw as non-empty is empty and its new half
+//!    was never made visible. The owner reads `top` after its push, behind
+//!    a compiler fence ([`light`]), and a push that finds the stack empty
+//!    then notifies. A share is the owner's own take. A forced steal pays a
+//!    process-wide barrier ([`heavy`]) after its CAS, then looks at the
+//!    stack: either the owner's read of `top` came after that barrier and
+//!    saw the steal, or the new half was visible to the thief's look.
+//!
+//!    [`light`]: crate::sched::barrier::light
+//!    [`heavy`]: crate::sched::barrier::heavy
 //!
 //! 2. **Fan-out.** `k` tasks notified while `w` workers sleep and no searcher is
 //!    unclaimed wake `min(k, w)` workers (fewer only if the tasks are taken
@@ -154,8 +139,7 @@
 //!    A searcher that asked a join stack's owner for a half keeps sweeping
 //!    past the spin time, as after a lost race (work is there), but for a
 //!    bounded ~20 us at most: then it takes the half by force (worker.rs,
-//!    `ASK_BEFORE_STEALING`). The heavy barrier is paid on the way to
-//!    blocking, never while parked.
+//!    `ASK_BEFORE_STEALING`).
 //!    One sleeper may take a little while to block: a worker whose `join` half
 //!    was stolen watches, for a bounded ~20 us and only its own condition and
 //!    [`Sleep::is_registered`], for that half to end (worker.rs). It watches
@@ -170,7 +154,6 @@
 //! cannot drift (the trap of a wake path that bypasses the idle accounting).
 
 use crate::facade::{fence, lock, wait, AtomicBool, AtomicU64, Condvar, Mutex, Ordering};
-use crate::sched::barrier;
 use crossbeam_utils::CachePadded;
 
 /// Workers per pool the counters in `state` can hold.
@@ -382,22 +365,6 @@ impl Sleep {
         self.notify_work_slow()
     }
 
-    /// [`Sleep::notify_work`] for a push onto a join stack, whose owner makes
-    /// no fence (see "Light pushes" in the module docs). While every worker
-    /// is working it is a compiler fence and one load; otherwise it is
-    /// `notify_work`.
-    #[inline(always)]
-    pub(crate) fn notify_light_push(&self) {
-        barrier::light();
-        // Relaxed: the light fence keeps the load after the push, and what a
-        // stale read misses, the first idle worker's heavy barrier makes up
-        // for (rule *first-idle*).
-        if self.state.load(Ordering::Relaxed) == 0 {
-            return;
-        }
-        self.notify_work();
-    }
-
     /// The rest of [`Sleep::notify_work`], after its fence.
     #[cold]
     #[inline(never)]
@@ -521,12 +488,12 @@ impl Sleep {
         };
         // Without the lock while the worker may search: the common case.
         let (before, after) = self.update(|c| (c.searching < max).then(|| start_search(c)));
-        let (searching, before) = if after != before {
-            (true, before)
+        let searching = if after != before {
+            true
         } else {
             let mut sleepers = lock(&self.sleepers);
             let mut searching = false;
-            let (before, _) = self.update(|c| {
+            self.update(|c| {
                 searching = c.searching < max;
                 if searching {
                     Some(start_search(c))
@@ -539,18 +506,12 @@ impl Sleep {
             if !searching {
                 self.register_locked(&mut sleepers, index);
             }
-            (searching, before)
+            searching
         };
         // Half of the Dekker pairing: the sweep that follows, or the check of
         // the worker's own reasons to wake, sees any push whose notifier read
-        // `state` before this RMW. The first worker to leave a pool where all
-        // were working pays the heavy barrier instead (rule *first-idle*, for
-        // the light pushes that skipped the notifier's fence).
-        if before.pack() == 0 {
-            barrier::heavy();
-        } else {
-            fence(Ordering::SeqCst);
-        }
+        // `state` before this RMW.
+        fence(Ordering::SeqCst);
         if searching {
             Idle::Search
         } else {

@@ -208,7 +208,7 @@ impl WorkerThread {
                 // by the notify of the push that made it non-empty (sleep.rs,
                 // rule covered-stack).
                 if pushed.alone {
-                    self.registry.sleep.notify_light_push();
+                    self.registry.sleep.notify_work();
                 }
                 if stack.take_request() {
                     self.share_oldest_half();

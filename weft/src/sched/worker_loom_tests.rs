@@ -252,7 +252,7 @@ fn a_join_whose_first_half_blocks_has_its_second_half_taken_by_force() {
     // The first half blocks its thread (no helping) until the second has
     // run, and never joins again to answer a request: the other worker must
     // take the second half from the join stack by force, whatever the order
-    // of the push, its search and its park (rule first-idle).
+    // of the push, its search and its park.
     loom::model(|| {
         let runs = Arc::new(Runs::default());
         let pool = Model::start(2);
