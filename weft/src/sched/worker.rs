@@ -668,7 +668,14 @@ impl WorkerThread {
                 return Search::GaveUp;
             }
             first_sweep = false;
-            std::hint::spin_loop();
+            if waits_for_half {
+                // The owner answers at its next join, which it reaches
+                // sooner with this core if the two share one (more
+                // workers than cores).
+                crate::facade::thread::yield_now();
+            } else {
+                std::hint::spin_loop();
+            }
         }
     }
 
