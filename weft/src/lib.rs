@@ -85,6 +85,56 @@
 //! spare thread for the duration; see there for the cost and limits
 //! ([`Builder::max_blocking`]).
 //!
+//! ## Task order
+//!
+//! Other workers take tasks from any queue at any time, oldest first, so
+//! order is only ever a matter of one worker's preference. Spawned *on a
+//! worker* (from one of its tasks):
+//!
+//! * [`spawn`] (and [`Pool::spawn`], [`Scope::spawn`]) tasks run
+//!   newest-first on that worker: they go onto its local queue, whose
+//!   newest task it takes first (as do the halves of its pending `join`s,
+//!   which it takes before them);
+//! * [`spawn_fifo`] (and [`Pool::spawn_fifo`], [`Scope::spawn_fifo`]) tasks
+//!   run oldest-first relative to each other, once the worker has no
+//!   `spawn` task or `join` half left: they go onto a first-in first-out
+//!   queue of the worker's, which futures woken during their own poll
+//!   (as by [`yield_async`]) join in the same order.
+//!
+//! Spawned *from outside* the pool, both kinds go through the pool's
+//! global queue, which workers take from oldest-first; a worker moves a
+//! batch of it into its own queue in the same order, where the tasks that
+//! batch's tasks spawn go in front of the rest of the batch.
+//!
+//! The fairness pick changes this once every 61 tasks a worker takes: that
+//! take looks first at the queue of tasks pinned to the worker
+//! ([`Pool::spawn_on`], broadcasts), then at the global queue, then at the
+//! oldest `spawn_fifo` task, then at the oldest `spawn` task, so that no
+//! queue starves behind a stream of new local work. So, on one worker: the
+//! `spawn_fifo` tasks still run oldest-first among themselves (one of them
+//! may run ahead of pending `spawn` tasks); one `spawn` task in 61 may be
+//! the oldest pending one rather than the newest; and a pick made while the
+//! worker holds part of a batch from the global queue runs the next tasks
+//! of the global queue ahead of that part.
+//!
+//! This differs from rayon in one case: rayon interleaves the `spawn` and
+//! `spawn_fifo` tasks of one worker by the time of their spawn (each
+//! `spawn_fifo` leaves a marker where a `spawn` task would go, and the
+//! marker runs the oldest `spawn_fifo` task), where weft runs the worker's
+//! `spawn` tasks first.
+//!
+//! ## rayon's names
+//!
+//! Besides [`join`], [`join_context`], [`scope`], [`spawn`] and
+//! [`Pool::broadcast`]/[`Pool::install`], weft has rayon-core's free
+//! functions [`current_num_threads`], [`current_thread_index`] (the alias of
+//! [`current_worker_index`]), [`broadcast`], [`spawn_broadcast`],
+//! [`spawn_fifo`], and the synchronous [`yield_now`] and [`yield_local`],
+//! which run one pending task in place. The async yield for futures that
+//! used to be called `weft::yield_now` is now [`yield_async`]: code that
+//! still awaits `weft::yield_now()` no longer compiles, rather than
+//! silently doing nothing.
+//!
 //! ## Panics
 //!
 //! A panic in a fire-and-forget task goes to the pool's panic handler
@@ -146,7 +196,7 @@ pub use crate::api::task::JoinHandle;
 #[cfg(not(loom))]
 pub use crate::blocking::blocking;
 #[cfg(not(loom))]
-pub use crate::future::block_on::{block_on, yield_now, YieldNow};
+pub use crate::future::block_on::{block_on, yield_async, YieldNow};
 #[cfg(not(loom))]
 pub use crate::future::spawn::spawn_future;
 #[cfg(not(loom))]
@@ -158,8 +208,9 @@ pub use crate::sync::{
 #[cfg(all(feature = "trace", not(loom)))]
 pub use crate::trace::Trace;
 
-/// Runs `task` on the current worker's pool (its own queue), or on the global
-/// pool when called outside any pool.
+/// Runs `task` on the current worker's pool (its own queue, newest first:
+/// see the crate docs, "Task order"), or on the global pool when called
+/// outside any pool.
 ///
 /// ```
 /// let (sender, receiver) = std::sync::mpsc::channel();
@@ -171,20 +222,71 @@ pub fn spawn<F>(task: F)
 where
     F: FnOnce() + Send + 'static,
 {
+    spawn_free(task, false);
+}
+
+/// The body of [`spawn`] and [`spawn_fifo`]: onto the calling worker's own
+/// queue, which accepts the task even in a pool dropped meanwhile (the
+/// running caller holds it open), else into the free functions' pool.
+#[cfg(not(loom))]
+#[inline]
+fn spawn_free<F>(task: F, fifo: bool)
+where
+    F: FnOnce() + Send + 'static,
+{
     match sched::worker::WorkerThread::current() {
-        // SAFETY: `F: 'static`, so the job borrows nothing.
-        Some(worker) => worker.push(unsafe { sched::job::ClosureJob::new_ref(task) }),
+        Some(worker) => {
+            // SAFETY: `F: 'static`, so the job borrows nothing.
+            let job = unsafe { sched::job::ClosureJob::new_ref(task) };
+            if fifo {
+                worker.push_yielded(job);
+            } else {
+                worker.push(job);
+            }
+        }
         None => {
-            if api::task::spawn_in(&api::global::free_function_pool(), task).is_err() {
+            let pool = api::global::free_function_pool();
+            let queued = if fifo {
+                api::task::spawn_fifo_in(&pool, task)
+            } else {
+                api::task::spawn_in(&pool, task)
+            };
+            if queued.is_err() {
                 unreachable!("the pool of a free function accepts spawns");
             }
         }
     }
 }
 
+/// As [`spawn`], in first-in first-out order: on a worker, the tasks it
+/// spawns this way run oldest-first relative to each other, once it has no
+/// `spawn` task left; outside any pool, as `spawn`, through the global
+/// pool's queue. See the crate docs, "Task order" (and the fairness pick
+/// there). rayon's `spawn_fifo`.
+///
+/// ```
+/// let pool = weft::Pool::builder().workers(1).build().unwrap();
+/// let (sender, receiver) = std::sync::mpsc::channel();
+/// pool.spawn(move || {
+///     for i in 0..3 {
+///         let sender = sender.clone();
+///         weft::spawn_fifo(move || sender.send(i).unwrap());
+///     }
+/// });
+/// assert_eq!(receiver.iter().collect::<Vec<_>>(), [0, 1, 2]);
+/// ```
+#[cfg(not(loom))]
+pub fn spawn_fifo<F>(task: F)
+where
+    F: FnOnce() + Send + 'static,
+{
+    spawn_free(task, true);
+}
+
 /// The index of the calling thread within its pool, if it is one of the
 /// pool's workers: always below the pool's `workers()`, so valid for
-/// [`Pool::spawn_on`].
+/// [`Pool::spawn_on`]. [`current_thread_index`] is the same function under
+/// rayon's name.
 ///
 /// `None` elsewhere, including inside [`blocking`] (the thread is not a
 /// worker until the call returns) and on the spare threads that stand in for
@@ -193,6 +295,149 @@ where
 #[cfg(not(loom))]
 pub fn current_worker_index() -> Option<usize> {
     sched::worker::WorkerThread::current().and_then(sched::worker::WorkerThread::worker_index)
+}
+
+/// rayon's name for [`current_worker_index`], of which it is an alias: the
+/// calling thread's index among its pool's workers, or `None` off them.
+///
+/// ```
+/// let pool = weft::Pool::builder().workers(2).build().unwrap();
+/// assert_eq!(weft::current_thread_index(), None);
+/// let mut seen = pool.broadcast(|_| weft::current_thread_index());
+/// seen.sort();
+/// assert_eq!(seen, [Some(0), Some(1)]);
+/// ```
+#[cfg(not(loom))]
+#[inline]
+pub fn current_thread_index() -> Option<usize> {
+    current_worker_index()
+}
+
+/// The number of workers of the pool the caller is in, else of the pool a
+/// free function acts on: the global pool (building it if need be), or,
+/// inside [`blocking`], the pool of the worker the call stands aside for.
+/// rayon's `current_num_threads`.
+///
+/// ```
+/// let pool = weft::Pool::builder().workers(3).build().unwrap();
+/// assert_eq!(pool.install(weft::current_num_threads), 3);
+/// ```
+#[cfg(not(loom))]
+pub fn current_num_threads() -> usize {
+    api::global::with_current_pool(|registry| registry.num_workers())
+}
+
+/// Runs `op` once on every worker of the pool the caller is in (else of the
+/// global pool), in parallel, and returns the results in worker order: as
+/// [`Pool::broadcast`], which see. rayon's `broadcast`.
+///
+/// Called inside [`blocking`] for one of the pool's workers, it waits for
+/// that worker too, which is busy with the blocking call: it deadlocks, as
+/// `Pool::broadcast` does there.
+///
+/// ```
+/// let pool = weft::Pool::builder().workers(3).build().unwrap();
+/// let indexes = pool.install(|| weft::broadcast(|index| index));
+/// assert_eq!(indexes, [0, 1, 2]);
+/// ```
+#[cfg(not(loom))]
+pub fn broadcast<OP, R>(op: OP) -> Vec<R>
+where
+    OP: Fn(usize) -> R + Sync,
+    R: Send,
+{
+    api::global::with_current_pool(|registry| api::pool::broadcast(registry, &op))
+}
+
+/// Runs `op` once on every worker of the pool the caller is in (else of the
+/// global pool), without waiting: as [`Pool::spawn_broadcast`], which see.
+/// rayon's `spawn_broadcast`.
+///
+/// ```
+/// let pool = weft::Pool::builder().workers(2).build().unwrap();
+/// let (sender, receiver) = std::sync::mpsc::channel();
+/// pool.spawn(move || weft::spawn_broadcast(move |index| sender.send(index).unwrap()));
+/// let mut seen: Vec<usize> = receiver.iter().take(2).collect();
+/// seen.sort();
+/// assert_eq!(seen, [0, 1]);
+/// ```
+#[cfg(not(loom))]
+pub fn spawn_broadcast<OP>(op: OP)
+where
+    OP: Fn(usize) + Send + Sync + 'static,
+{
+    api::global::with_current_pool(|registry| api::pool::spawn_broadcast_in(registry, op));
+}
+
+/// What [`yield_now`] and [`yield_local`] did on a worker. rayon's `Yield`.
+#[cfg(not(loom))]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Yield {
+    /// A pending task was found and run to its end.
+    Executed,
+    /// No pending task was found; nothing ran.
+    Idle,
+}
+
+/// Lets the pool run one pending task on the calling thread, if it is one of
+/// a pool's threads: the synchronous yield, for closure tasks (rayon's
+/// `yield_now`); futures yield with [`yield_async`]`().await` instead.
+///
+/// The task is the one the worker would take next, from its own queues
+/// first, then (as an idle worker would) from the pool's other queues; it
+/// runs to its end before this returns, with its panic going to the pool's
+/// panic handler like any task's. The task may itself be a second half of
+/// one of the caller's own pending `join`s. Returns
+/// `Some(Yield::Executed)` if a task ran, `Some(Yield::Idle)` if none was
+/// found, and `None` on a thread that runs no pool's tasks (including inside
+/// [`blocking`]). A polling loop that gets `Idle` may want to yield to the
+/// OS too ([`std::thread::yield_now`]).
+///
+/// ```
+/// let pool = weft::Pool::builder().workers(1).build().unwrap();
+/// assert_eq!(weft::yield_now(), None); // not on a worker
+/// pool.install(|| {
+///     let (sender, receiver) = std::sync::mpsc::channel();
+///     weft::spawn(move || sender.send("ran").unwrap());
+///     // The only worker is busy here: the task runs because we yield.
+///     assert_eq!(weft::yield_now(), Some(weft::Yield::Executed));
+///     assert_eq!(receiver.try_recv(), Ok("ran"));
+///     assert_eq!(weft::yield_now(), Some(weft::Yield::Idle));
+/// });
+/// ```
+#[cfg(not(loom))]
+pub fn yield_now() -> Option<Yield> {
+    yield_on_worker(false)
+}
+
+/// As [`yield_now`], from the calling worker's own queues only (rayon's
+/// `yield_local`): its spawned tasks, its pending `join` halves, futures
+/// woken on it, and tasks pinned to it ([`Pool::spawn_on`], broadcasts);
+/// never the global queue or another worker's.
+///
+/// ```
+/// let pool = weft::Pool::builder().workers(1).build().unwrap();
+/// pool.install(|| {
+///     let (sender, receiver) = std::sync::mpsc::channel();
+///     weft::spawn(move || sender.send(1).unwrap());
+///     assert_eq!(weft::yield_local(), Some(weft::Yield::Executed));
+///     assert_eq!(receiver.try_recv(), Ok(1));
+///     assert_eq!(weft::yield_local(), Some(weft::Yield::Idle));
+/// });
+/// ```
+#[cfg(not(loom))]
+pub fn yield_local() -> Option<Yield> {
+    yield_on_worker(true)
+}
+
+#[cfg(not(loom))]
+fn yield_on_worker(local_only: bool) -> Option<Yield> {
+    let worker = sched::worker::WorkerThread::current()?;
+    Some(if worker.yield_once(local_only) {
+        Yield::Executed
+    } else {
+        Yield::Idle
+    })
 }
 
 /// Names the task running on the calling worker in its pool's trace (cargo

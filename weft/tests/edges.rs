@@ -1615,7 +1615,7 @@ fn drop_drains_spawn_chains() {
     ) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>> {
         Box::pin(async move {
             ran.fetch_add(1, SeqCst);
-            weft::yield_now().await;
+            weft::yield_async().await;
             if left > 0 {
                 drop(weft::spawn_future(future_chain(left - 1, ran)));
             }

@@ -1,4 +1,4 @@
-//! Futures on the pool: `spawn_future`, `block_on`, `yield_now`, the wake
+//! Futures on the pool: `spawn_future`, `block_on`, `yield_async`, the wake
 //! state machine, dropping pending futures with the pool, the async waits of
 //! the primitives, and real async code from the `futures` crate.
 
@@ -98,7 +98,7 @@ fn a_panicking_future_is_contained_and_its_handle_reports_err() {
     guarded(|| {
         let pool = pool(2);
         let handle = pool.spawn_future(async {
-            weft::yield_now().await;
+            weft::yield_async().await;
             panic!("boom in a future");
         });
         let payload = handle.join().unwrap_err();
@@ -114,7 +114,7 @@ fn join_handles_are_awaited_inside_futures() {
         let pool = pool(2);
         let closure = pool.spawn_with_handle(|| 40);
         let future = pool.spawn_future(async {
-            weft::yield_now().await;
+            weft::yield_async().await;
             2
         });
         let sum = pool.spawn_future(async move { closure.await.unwrap() + future.await.unwrap() });
@@ -139,7 +139,7 @@ fn is_finished_and_detached_handles() {
         // Dropping a handle detaches: the task still runs.
         let (sender, receiver) = mpsc::channel();
         drop(pool.spawn_future(async move {
-            weft::yield_now().await;
+            weft::yield_async().await;
             sender.send("ran").unwrap();
         }));
         assert_eq!(receiver.recv().unwrap(), "ran");
@@ -196,7 +196,7 @@ fn block_on_on_the_only_worker_runs_other_tasks_while_pending() {
 }
 
 #[test]
-fn yield_now_lets_other_tasks_run() {
+fn yield_async_lets_other_tasks_run() {
     guarded(|| {
         let pool = pool(1);
         let flag = Arc::new(AtomicBool::new(false));
@@ -206,7 +206,7 @@ fn yield_now_lets_other_tasks_run() {
             weft::spawn(move || setter.store(true, Ordering::SeqCst));
             let mut yields = 0;
             while !flag.load(Ordering::SeqCst) {
-                weft::yield_now().await;
+                weft::yield_async().await;
                 yields += 1;
             }
             yields
@@ -370,7 +370,7 @@ fn dropping_the_pool_drops_pending_futures_and_runs_queued_ones() {
         for _ in 0..50 {
             let ran = Arc::clone(&ran);
             drop(pool.spawn_future(async move {
-                weft::yield_now().await;
+                weft::yield_async().await;
                 ran.fetch_add(1, Ordering::SeqCst);
             }));
         }
@@ -582,7 +582,7 @@ fn futures_join_and_select() {
         let joined = pool.spawn_future(async {
             let a = weft::spawn_future(async { 1 });
             let b = async {
-                weft::yield_now().await;
+                weft::yield_async().await;
                 2
             };
             let (a, b) = futures::join!(a, b);

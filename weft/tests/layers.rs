@@ -75,6 +75,14 @@ const API_NAMES: &[&str] = &[
     "spawn",
     "join",
     "scope",
+    "spawn_fifo",
+    "broadcast",
+    "spawn_broadcast",
+    "current_num_threads",
+    "current_thread_index",
+    "yield_now",
+    "yield_local",
+    "Yield",
 ];
 
 /// The extensions' modules and what the crate root re-exports from them.
@@ -96,7 +104,8 @@ const EXTENSION_NAMES: &[&str] = &[
     "Trace",
     "spawn_future",
     "block_on",
-    "yield_now",
+    "yield_async",
+    "YieldNow",
 ];
 
 #[test]

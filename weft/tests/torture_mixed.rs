@@ -47,7 +47,7 @@ fn closures_futures_and_blocking_calls_each_run_once() {
                         for _ in 0..YIELDS {
                             theirs.signal();
                             mine.wait_async().await;
-                            weft::yield_now().await;
+                            weft::yield_async().await;
                         }
                         // Let the partner finish its last wait.
                         theirs.signal();

@@ -340,14 +340,14 @@ fn futures_queue_their_task_arc_once_per_poll() {
         let event = event.clone();
         pool.spawn_future(async move {
             event.wait_async().await;
-            weft::yield_now().await;
+            weft::yield_async().await;
             7
         })
     };
     let relay = {
         let event = event.clone();
         pool.spawn_future(async move {
-            weft::yield_now().await;
+            weft::yield_async().await;
             event.signal();
         })
     };

@@ -1,6 +1,6 @@
 //! weft adapter: `Pool::spawn` for tasks, `current_worker_index` for worker
 //! identity, and weft's own WaitGroup, Event (auto mode) and TicketQueue;
-//! for futures, `Pool::spawn_future`, `weft::block_on`, `weft::yield_now`
+//! for futures, `Pool::spawn_future`, `weft::block_on`, `weft::yield_async`
 //! and a manual-reset Event awaited with `wait_async`; blocking calls go
 //! through `weft::blocking`; `weft::join` inside `Pool::install`.
 
@@ -46,7 +46,7 @@ impl Peer for WeftSched {
             Cap::FreeingWaits => Has("wait_async: a pending future holds no worker"),
             Cap::ForkJoin => Has("weft::join inside Pool::install"),
             Cap::Futures => Has("Pool::spawn_future, weft::block_on"),
-            Cap::YieldNow => Has("weft::yield_now"),
+            Cap::YieldNow => Has("weft::yield_async"),
             Cap::WakeAll => Has("weft::Event (manual) wait_async, signal"),
             Cap::StandIn => Has("weft::blocking"),
             Cap::Floor => Lacks("a scheduler: the std row is the floor"),
@@ -98,7 +98,7 @@ impl AsyncSched for WeftSched {
     }
 
     fn yield_now() -> impl Future<Output = ()> + Send + 'static {
-        weft::yield_now()
+        weft::yield_async()
     }
 }
 

@@ -6,6 +6,7 @@ use std::sync::{Arc, OnceLock};
 use crate::api::builder::{BuildError, Builder};
 use crate::api::pool::Pool;
 use crate::sched::registry::Registry;
+use crate::sched::worker::WorkerThread;
 
 static GLOBAL: OnceLock<Pool> = OnceLock::new();
 
@@ -45,5 +46,14 @@ pub(crate) fn free_function_pool() -> Arc<Registry> {
     match crate::context::blocked_pool() {
         Some(registry) => registry,
         None => Arc::clone(pool().registry()),
+    }
+}
+
+/// Calls `f` with the pool the caller is in: the worker's own (a spare's
+/// too), else [`free_function_pool`]'s.
+pub(crate) fn with_current_pool<R>(f: impl FnOnce(&Arc<Registry>) -> R) -> R {
+    match WorkerThread::current() {
+        Some(worker) => f(worker.registry_arc()),
+        None => f(&free_function_pool()),
     }
 }

@@ -3,7 +3,9 @@
 //! `builder`), the global pool and the one rule for which pool a free
 //! function acts on (`global`), `join`, `scope`, and fire-and-forget tasks
 //! with their [`JoinHandle`](crate::JoinHandle) (`task`). The free functions
-//! themselves (`weft::spawn`, `current_worker_index`) are at the crate root.
+//! themselves (`weft::spawn`, `spawn_fifo`, `broadcast`, `spawn_broadcast`,
+//! `yield_now`, `yield_local`, `current_worker_index` and rayon's other
+//! names for the current pool) are at the crate root.
 //!
 //! It depends on the core and never on the extensions (futures, `blocking`,
 //! `sync`, `trace`, `stats`): those add their methods to `Pool` in their own

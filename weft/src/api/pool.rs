@@ -8,7 +8,7 @@ use std::thread::JoinHandle as ThreadHandle;
 use crate::api::builder::Builder;
 use crate::api::scope::Scope;
 use crate::api::task::{self, JoinHandle};
-use crate::sched::job::{ClosureJob, StackJob};
+use crate::sched::job::{ClosureJob, JobRef, StackJob};
 use crate::sched::latch::{CountLatch, Latch, OwnerLatch};
 use crate::sched::registry::Registry;
 use crate::sched::worker::WorkerThread;
@@ -87,7 +87,9 @@ impl Pool {
     }
 
     /// Runs `task` on some worker, without waiting for it. A panic in `task`
-    /// goes to the pool's panic handler.
+    /// goes to the pool's panic handler. Called on one of this pool's
+    /// workers, the task goes onto that worker's own queue, where it runs
+    /// newest-first (see the crate docs, "Task order").
     ///
     /// A closure that captures at most one word (a thin reference, an `Arc`,
     /// a `Box`, or nothing) is queued without any allocation; a larger one is
@@ -121,6 +123,34 @@ impl Pool {
         #[cfg(not(feature = "trace"))]
         let _ = name;
         self.spawn(task);
+    }
+
+    /// As [`Pool::spawn`], in first-in first-out order: called on one of
+    /// this pool's workers, the tasks it spawns this way run oldest-first
+    /// relative to each other, after the worker's `spawn`ed tasks (see the
+    /// crate docs, "Task order"); from outside the pool, as `spawn`, through
+    /// the global queue. rayon's `ThreadPool::spawn_fifo`.
+    ///
+    /// ```
+    /// let pool = weft::Pool::builder().workers(1).build().unwrap();
+    /// let (sender, receiver) = std::sync::mpsc::channel();
+    /// pool.install(|| {
+    ///     for i in 0..4 {
+    ///         let sender = sender.clone();
+    ///         pool.spawn_fifo(move || sender.send(i).unwrap());
+    ///     }
+    /// });
+    /// drop(sender);
+    /// // One worker, and the tasks were spawned on it: oldest first.
+    /// assert_eq!(receiver.iter().collect::<Vec<_>>(), [0, 1, 2, 3]);
+    /// ```
+    pub fn spawn_fifo<F>(&self, task: F)
+    where
+        F: FnOnce() + Send + 'static,
+    {
+        if task::spawn_fifo_in(&self.registry, task).is_err() {
+            unreachable!("a live Pool is never closed");
+        }
     }
 
     /// Runs `task` on some worker; the handle gives its result (or its panic).
@@ -195,7 +225,9 @@ impl Pool {
     }
 
     /// Runs `op` once on every worker, in parallel, and returns the results in
-    /// worker order.
+    /// worker order. `op` gets the index of the worker it runs on (what
+    /// rayon's `BroadcastContext::index` gives). If calls panic, the first
+    /// panic is raised here once every call has returned.
     ///
     /// ```
     /// let pool = weft::Pool::builder().workers(3).build().unwrap();
@@ -207,6 +239,27 @@ impl Pool {
         R: Send,
     {
         broadcast(&self.registry, &op)
+    }
+
+    /// Runs `op` once on every worker, as [`Pool::broadcast`] does, but
+    /// without waiting: each worker's call is queued for that worker alone,
+    /// behind the jobs already pinned to it (`spawn_on`, earlier broadcasts),
+    /// and a panic in one goes to the pool's panic handler. rayon's
+    /// `ThreadPool::spawn_broadcast`.
+    ///
+    /// ```
+    /// let pool = weft::Pool::builder().workers(3).build().unwrap();
+    /// let (sender, receiver) = std::sync::mpsc::channel();
+    /// pool.spawn_broadcast(move |index| sender.send(index).unwrap());
+    /// let mut seen: Vec<usize> = receiver.iter().take(3).collect();
+    /// seen.sort();
+    /// assert_eq!(seen, [0, 1, 2]);
+    /// ```
+    pub fn spawn_broadcast<OP>(&self, op: OP)
+    where
+        OP: Fn(usize) + Send + Sync + 'static,
+    {
+        spawn_broadcast_in(&self.registry, op);
     }
 
     /// A cloneable handle for giving this pool tasks from anywhere.
@@ -400,7 +453,35 @@ where
     job.into_result().into_value()
 }
 
-fn broadcast<OP, R>(registry: &Arc<Registry>, op: &OP) -> Vec<R>
+/// Queues one job of a broadcast for worker `index`. From a thread running
+/// in the pool (a worker or a spare, even of a pool dropped meanwhile, or a
+/// stop hook) the caller's own job keeps the pool from draining, so the job
+/// is accepted as `weft::spawn`'s are; from outside, only a live pool takes
+/// it, which a `Pool` or the global pool always is.
+fn inject_broadcast_job(registry: &Arc<Registry>, index: usize, job: JobRef) {
+    if crate::context::worker_of(registry).is_some() {
+        registry.inject_pinned_for_running_job(index, job);
+    } else if registry.inject_pinned(index, job, |job| job).is_err() {
+        panic!("broadcast: the pool has shut down");
+    }
+}
+
+/// Queues `op` once for every worker of `registry` and returns at once.
+pub(crate) fn spawn_broadcast_in<OP>(registry: &Arc<Registry>, op: OP)
+where
+    OP: Fn(usize) + Send + Sync + 'static,
+{
+    let op = Arc::new(op);
+    for index in 0..registry.num_workers() {
+        let op = Arc::clone(&op);
+        // SAFETY: the closure owns what it uses (`OP: 'static`).
+        let job = unsafe { ClosureJob::new_ref(move || op(index)) };
+        inject_broadcast_job(registry, index, job);
+    }
+}
+
+/// Runs `op` once on every worker of `registry` and waits for all of them.
+pub(crate) fn broadcast<OP, R>(registry: &Arc<Registry>, op: &OP) -> Vec<R>
 where
     OP: Fn(usize) -> R + Sync,
     R: Send,
@@ -429,9 +510,7 @@ where
             // SAFETY: the job borrows `op`, `results` and `latch`, all of which
             // outlive it because we wait for the latch below.
             let job_ref = unsafe { ClosureJob::new_ref(job) };
-            if registry.inject_pinned(index, job_ref, |job| job).is_err() {
-                panic!("broadcast: the pool has shut down");
-            }
+            inject_broadcast_job(registry, index, job_ref);
         }
         // SAFETY: drops the count held by this function itself.
         unsafe { CountLatch::set(&latch) };

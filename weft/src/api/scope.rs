@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 
 use crate::api::pool::SendPtr;
 use crate::facade::lock;
-use crate::sched::job::ClosureJob;
+use crate::sched::job::{ClosureJob, JobRef};
 use crate::sched::latch::{CountLatch, Latch};
 use crate::sched::registry::Registry;
 use crate::sched::unwind::drop_payload;
@@ -89,8 +89,40 @@ impl std::fmt::Debug for Scope<'_> {
 
 impl<'scope> Scope<'scope> {
     /// Spawns `task` in this scope. It may borrow anything that outlives the
-    /// scope, and gets the scope to spawn more tasks.
+    /// scope, and gets the scope to spawn more tasks. Spawned on a worker,
+    /// such tasks run newest-first there (see the crate docs, "Task order").
     pub fn spawn<F>(&self, task: F)
+    where
+        F: FnOnce(&Scope<'scope>) + Send + 'scope,
+    {
+        self.spawn_onto(task, WorkerThread::push);
+    }
+
+    /// As [`Scope::spawn`], in first-in first-out order: spawned on a worker,
+    /// such tasks run oldest-first relative to each other, after that
+    /// worker's other pending tasks (see the crate docs, "Task order").
+    /// (rayon offers this on the `ScopeFifo` of its `scope_fifo`.)
+    ///
+    /// ```
+    /// let pool = weft::Pool::builder().workers(1).build().unwrap();
+    /// let order = std::sync::Mutex::new(Vec::new());
+    /// pool.scope(|s| {
+    ///     for i in 0..4 {
+    ///         let order = &order;
+    ///         s.spawn_fifo(move |_| order.lock().unwrap().push(i));
+    ///     }
+    /// });
+    /// assert_eq!(order.into_inner().unwrap(), [0, 1, 2, 3]);
+    /// ```
+    pub fn spawn_fifo<F>(&self, task: F)
+    where
+        F: FnOnce(&Scope<'scope>) + Send + 'scope,
+    {
+        self.spawn_onto(task, WorkerThread::push_yielded);
+    }
+
+    /// Spawns `task`, queued by `push` on one of the pool's workers.
+    fn spawn_onto<F>(&self, task: F, push: impl FnOnce(&WorkerThread, JobRef))
     where
         F: FnOnce(&Scope<'scope>) + Send + 'scope,
     {
@@ -111,7 +143,7 @@ impl<'scope> Scope<'scope> {
         // owner waits for it (above) before `'scope` ends.
         let job_ref = unsafe { ClosureJob::new_ref(job) };
         match crate::context::worker_of(&self.registry) {
-            Some(worker) => worker.push(job_ref),
+            Some(worker) => push(worker, job_ref),
             // From a thread outside the pool (say, a `std::thread::scope`
             // inside this scope): the scope's owner is a running job of the
             // pool and waits for this task, so the push is accepted even if

@@ -12,9 +12,10 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use crate::facade::lock;
-use crate::sched::job::ClosureJob;
+use crate::sched::job::{ClosureJob, JobRef};
 use crate::sched::registry::Registry;
 use crate::sched::waiter::{block_until, Waiter};
+use crate::sched::worker::WorkerThread;
 
 /// Queues `task` on `registry`: on the calling worker's own queue if it belongs
 /// to that pool, else on the global queue. Gives the task back if the pool is
@@ -23,12 +24,31 @@ pub(crate) fn spawn_in<F>(registry: &Arc<Registry>, task: F) -> Result<(), F>
 where
     F: FnOnce() + Send + 'static,
 {
+    spawn_with(registry, task, WorkerThread::push)
+}
+
+/// As [`spawn_in`], onto the calling worker's first-in first-out queue.
+pub(crate) fn spawn_fifo_in<F>(registry: &Arc<Registry>, task: F) -> Result<(), F>
+where
+    F: FnOnce() + Send + 'static,
+{
+    spawn_with(registry, task, WorkerThread::push_yielded)
+}
+
+fn spawn_with<F>(
+    registry: &Arc<Registry>,
+    task: F,
+    push: impl FnOnce(&WorkerThread, JobRef),
+) -> Result<(), F>
+where
+    F: FnOnce() + Send + 'static,
+{
     if let Some(worker) = crate::context::worker_of(registry) {
         if registry.is_closed() {
             return Err(task);
         }
         // SAFETY: `F: 'static`, so the job borrows nothing.
-        worker.push(unsafe { ClosureJob::new_ref(task) });
+        push(worker, unsafe { ClosureJob::new_ref(task) });
         return Ok(());
     }
     // SAFETY: as above.

@@ -1,5 +1,5 @@
 //! Waiting for a future on the calling thread ([`block_on`]) and letting other
-//! tasks run ([`yield_now`]).
+//! tasks run from async code ([`yield_async`]).
 
 use std::future::Future;
 use std::pin::Pin;
@@ -62,7 +62,16 @@ pub fn block_on<F: Future>(future: F) -> F::Output {
 
 /// A future that is pending once, waking itself, so that other tasks get to
 /// run before the awaiting task goes on: a spawned future is queued behind the
-/// pool's other work.
+/// pool's other work. The async yield, for futures; a closure task yields
+/// with the synchronous [`weft::yield_now`](crate::yield_now) instead, which
+/// runs one pending task in place.
+///
+/// This was `weft::yield_now` before weft took rayon's synchronous
+/// `yield_now` under that name. No deprecated alias could keep the old
+/// name for the future, since the synchronous function holds it now: code
+/// written for the old name and still calling `weft::yield_now().await`
+/// fails to compile (an `Option<Yield>` is no future), so nothing changes
+/// meaning silently; rename the call to `yield_async`.
 ///
 /// ```
 /// let pool = weft::Pool::builder().workers(1).build().unwrap();
@@ -73,18 +82,19 @@ pub fn block_on<F: Future>(future: F) -> F::Output {
 ///         let log = log.clone();
 ///         weft::spawn_future(async move { log.lock().unwrap().push("other") })
 ///     };
-///     weft::yield_now().await;
+///     weft::yield_async().await;
 ///     log.lock().unwrap().push("after yield");
 ///     other.await.unwrap();
 /// });
 /// handle.join().unwrap();
 /// assert_eq!(*order.lock().unwrap(), ["other", "after yield"]);
 /// ```
-pub fn yield_now() -> YieldNow {
+pub fn yield_async() -> YieldNow {
     YieldNow { yielded: false }
 }
 
-/// The future of [`yield_now`].
+/// The future of [`yield_async`] (named after the function's old name,
+/// `yield_now`).
 #[derive(Debug)]
 #[must_use = "futures do nothing unless awaited"]
 pub struct YieldNow {

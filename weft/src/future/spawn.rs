@@ -1,6 +1,6 @@
 //! Futures as pool tasks: [`spawn_future`] runs a future on the same workers,
 //! through the same queues and wake protocol, as closures ([`block_on`] and
-//! [`yield_now`] live in block_on.rs).
+//! [`yield_async`] live in block_on.rs).
 //!
 //! A spawned future lives in a `Task`: an `Arc` shared by its wakers and by
 //! its queued poll (the queue holds one reference to the task itself, so a
@@ -12,7 +12,7 @@
 //! Where a poll is queued: a wake from a poll on a worker of the task's pool
 //! goes to that worker's `next` slot (it runs right after the poll); a wake
 //! from a closure task on such a worker, to its local queue; a future that
-//! woke itself during its poll (as `yield_now` does), to the worker's yield
+//! woke itself during its poll (as `yield_async` does), to the worker's yield
 //! queue, behind its other work; a wake from anywhere else, to the global queue.
 //!
 //! A future nobody can wake any more is dropped with its last waker (its
@@ -22,7 +22,7 @@
 //! for that sweep.
 //!
 //! [`block_on`]: crate::future::block_on
-//! [`yield_now`]: crate::yield_now
+//! [`yield_async`]: crate::yield_async
 
 use crate::future::task_state::TaskState;
 use std::any::Any;
@@ -246,7 +246,7 @@ fn inject_or_abandon<T: Send + 'static>(task: Arc<Task<T>>) {
 /// Queues a poll of `task` after a poll of it was woken meanwhile, by itself
 /// or another thread (the caller is a worker of its pool). Behind the
 /// worker's other tasks, in its `yielded` queue, so that a future that wakes
-/// itself (as [`yield_now`] does) does not starve them; thieves take from
+/// itself (as [`yield_async`] does) does not starve them; thieves take from
 /// that queue too.
 fn requeue<T: Send + 'static>(task: Arc<Task<T>>) {
     match crate::context::worker_of(&task.registry) {
@@ -312,7 +312,7 @@ impl crate::Pool {
     /// ```
     /// let pool = weft::Pool::builder().workers(2).build().unwrap();
     /// let on_worker = pool.block_on(async {
-    ///     weft::yield_now().await;
+    ///     weft::yield_async().await;
     ///     weft::current_worker_index().is_some()
     /// });
     /// assert!(on_worker);

@@ -164,7 +164,7 @@ impl std::fmt::Debug for TaskState {
     }
 }
 
-/// The runtime side: tasks, wakers, scheduling, `block_on`, `yield_now`.
+/// The runtime side: tasks, wakers, scheduling, `block_on`, `yield_async`.
 
 #[cfg(all(test, loom))]
 mod loom_tests {

@@ -367,10 +367,24 @@ impl Registry {
         if !self.reserve_external() {
             return Err(item);
         }
-        trace_hook!(crate::sched::recorder::record_inject(self, Some(index)));
-        self.pinned[index].push(make_job(item));
-        self.sleep.wake_worker(index);
+        self.push_pinned(index, make_job(item));
         Ok(())
+    }
+
+    /// As [`Registry::inject_pinned`], on behalf of a job that is running in
+    /// the pool (a broadcast from one of its threads): accepted even once the
+    /// pool is closed, for the reason of [`Registry::inject_for_running_job`].
+    pub(crate) fn inject_pinned_for_running_job(&self, index: usize, job: JobRef) {
+        // SeqCst: ordered against `is_drained` like `reserve_external`.
+        self.external_pushed.fetch_add(1, Ordering::SeqCst);
+        self.push_pinned(index, job);
+    }
+
+    /// The pinned-queue push of an external job already counted.
+    fn push_pinned(&self, index: usize, job: JobRef) {
+        trace_hook!(crate::sched::recorder::record_inject(self, Some(index)));
+        self.pinned[index].push(job);
+        self.sleep.wake_worker(index);
     }
 
     /// Counts an external push before the closed check, so a drain check that

@@ -24,6 +24,8 @@ use crate::sched::sleep::{Idle, Wake};
 /// How often (in tasks) a worker looks at the shared queues and the oldest end
 /// of its own queue before its newest task, so that no queue starves under a
 /// constant stream of local work. Prime, so it does not beat with task patterns.
+/// Part of the documented task order (crate docs, "Task order"; the order
+/// tests in tests/rayon_parity.rs model it): a change goes there too.
 const FAIRNESS_INTERVAL: u32 = 61;
 
 /// How many jobs in a row a worker may take from its `next` slot before the
@@ -60,11 +62,11 @@ const ASK_BEFORE_STEALING: Duration = Duration::ZERO;
 pub(crate) struct SeatQueues {
     /// Newest first: `join`'s and `spawn`'s jobs.
     pub(crate) local: Worker<JobRef>,
-    /// Oldest first: futures woken while being polled (by themselves, as
-    /// `yield_now` does, or by another thread meanwhile). A separate queue so
-    /// that they go behind the seat's other work instead of in front of it,
-    /// without the contention of the global queue; thieves take from it like
-    /// from `local`.
+    /// Oldest first: `spawn_fifo`'s tasks, and futures woken while being
+    /// polled (by themselves, as `yield_async` does, or by another thread
+    /// meanwhile). A separate queue so that they go behind the seat's other
+    /// work instead of in front of it, without the contention of the global
+    /// queue; thieves take from it like from `local`.
     pub(crate) yielded: Worker<JobRef>,
 }
 
@@ -260,7 +262,8 @@ impl WorkerThread {
         JobCounters::bump(&self.registry.counters[self.index].pushed);
     }
 
-    /// Queues a job behind this worker's other work (see [`SeatQueues::yielded`]).
+    /// Queues a job behind this worker's other work, oldest first among such
+    /// jobs (see [`SeatQueues::yielded`]).
     pub(crate) fn push_yielded(&self, job: JobRef) {
         self.count_push();
         self.publish(&self.yielded, job);
@@ -484,6 +487,24 @@ impl WorkerThread {
 
     /// Work this worker takes without searching: its own queues and the global one.
     fn find_own_work(&self) -> Option<JobRef> {
+        if let Some(job) = self.take_next() {
+            return Some(job);
+        }
+        let tick = self.tick.get().wrapping_add(1);
+        self.tick.set(tick);
+        if tick % FAIRNESS_INTERVAL == 0 {
+            if let Some(job) = self.take_oldest_first() {
+                return Some(job);
+            }
+        }
+        self.take_seat_queues()
+            .or_else(|| self.take_pinned_or_global())
+    }
+
+    /// The `next` slot's job, unless it has had its streak (then it goes
+    /// behind the queued work).
+    #[inline(always)]
+    fn take_next(&self) -> Option<JobRef> {
         match self.next.take() {
             Some(job) if self.next_streak.get() < MAX_NEXT_STREAK => {
                 self.next_streak.set(self.next_streak.get() + 1);
@@ -495,13 +516,13 @@ impl WorkerThread {
             }
             None => self.next_streak.set(0),
         }
-        let tick = self.tick.get().wrapping_add(1);
-        self.tick.set(tick);
-        if tick % FAIRNESS_INTERVAL == 0 {
-            if let Some(job) = self.take_oldest_first() {
-                return Some(job);
-            }
-        }
+        None
+    }
+
+    /// The queues of this seat that others reach only by stealing: its join
+    /// stack, its local queue, its yield queue.
+    #[inline(always)]
+    fn take_seat_queues(&self) -> Option<JobRef> {
         // A wait inside a `join`'s first half: the newest half is most
         // likely what it waits for (and on one worker, nobody else runs it).
         if let Some(job) = self.join_stack().pop_newest() {
@@ -510,10 +531,57 @@ impl WorkerThread {
         if let Some(job) = self.local.pop() {
             return Some(job);
         }
-        if let Some(job) = self.yielded.pop() {
-            return Some(job);
+        self.yielded.pop()
+    }
+
+    /// Runs one pending task, if this seat finds one, through [`execute`]
+    /// like any other: for `weft::yield_now` (`local_only` false: the seat's
+    /// own work in its usual order, then one sweep of the pool's other
+    /// queues) and `weft::yield_local` (`local_only` true: the `next` slot,
+    /// the seat's own queues and its pinned queue, never the global queue or
+    /// another seat's). Returns whether it ran one.
+    ///
+    /// [`execute`]: WorkerThread::execute
+    pub(crate) fn yield_once(&self, local_only: bool) -> bool {
+        let job = if local_only {
+            self.take_next()
+                .or_else(|| self.take_seat_queues())
+                .or_else(|| {
+                    let pinned = self.registry.pinned_queue(self.index)?;
+                    steal_from(|| pinned.steal())
+                })
+        } else {
+            self.find_own_work().or_else(|| self.sweep_for_yield())
+        };
+        match job {
+            Some(job) => {
+                self.execute(job);
+                true
+            }
+            None => false,
         }
-        self.take_pinned_or_global()
+    }
+
+    /// One sweep of the other queues for a yield, taking one task, again
+    /// only after a lost race (work was there). It never forces a join half
+    /// out: a polling loop of yields would pay the heavy barrier every round,
+    /// while asking gets the half shared at its owner's next `join`, where a
+    /// later yield finds it.
+    fn sweep_for_yield(&self) -> Option<JobRef> {
+        loop {
+            let mut contended = false;
+            let mut asked = false;
+            let found = self.sweep(Sweep {
+                contended: &mut contended,
+                asked: &mut asked,
+                single: true,
+                force: false,
+            });
+            if found.is_some() || !contended {
+                return found;
+            }
+            std::hint::spin_loop();
+        }
     }
 
     /// The shared queues a worker takes from without searching: its pinned
