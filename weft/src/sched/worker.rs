@@ -739,8 +739,10 @@ impl WorkerThread {
             if waits_for_half {
                 // The owner answers at its next join, which it reaches
                 // sooner with this core if the two share one (more
-                // workers than cores).
-                crate::facade::thread::yield_now();
+                // workers than cores). std's yield even under loom: it has
+                // no memory effect, and as a loom step it made the models
+                // explore half as long again for nothing.
+                std::thread::yield_now();
             } else {
                 std::hint::spin_loop();
             }
