@@ -1,19 +1,23 @@
 //! The core scheduler: what a pool is made of and how its workers run.
 //!
-//! It owns the jobs as the queues hold them (`job`), the latches their owners
-//! wait on (`latch`), the fork-join step under `join` (`fork`), the state one pool's workers share (`registry`: queues,
-//! drain books and the shutdown story), the wake/park protocol (`sleep`), the
-//! worker loop (`worker`), the spare seats that stand in for a blocked worker
+//! It owns the jobs as the queues hold them (`job`), the latches their
+//! owners wait on (`latch`), the fork-join step under `join` (`fork`), the
+//! state one pool's workers share (`registry`: queues, drain books and the
+//! shutdown story), the wake/park protocol (`sleep`), the worker loop
+//! (`worker`), the spare seats that stand in for a blocked worker
 //! (`spares`), blocking a thread until a condition holds (`waiter`), the
 //! per-seat counters (`counters`) and event rings (`recorder`), the list of
 //! tasks that may wait for ever (`parked`) and the panic payloads weft drops
-//! (`unwind`). The queues themselves are crossbeam's (`deque`).
+//! (`unwind`). The task queues are crossbeam's (`deque`); `join`'s second
+//! halves wait on a deque of weft's own (`join_stack`), whose owner makes no
+//! fence thanks to the asymmetric fences of `barrier`.
 //!
 //! Under `--cfg loom` the whole core is built over loom's primitives (the
 //! facade's, the context's thread-locals, `deque`'s stand-in), and
-//! `worker_loom_tests` runs the shipping worker loop, registry and shutdown
-//! in loom's models; `sleep_loom_tests` checks the protocol on its own, in
-//! smaller models that reach deeper interleavings.
+//! `worker_loom_tests` runs the shipping worker loop, `join` (`fork`),
+//! registry and shutdown in loom's models; `sleep_loom_tests` checks the
+//! protocol on its own, in smaller models that reach deeper interleavings,
+//! and `join_stack_loom_tests` the join stack on its own.
 //!
 //! It imports only the crate-wide sync facade (`crate::facade`) and the
 //! thread's context (`crate::context`): nothing of the API (`crate::api`)
