@@ -141,6 +141,13 @@
 //! ([`Builder::panic_handler`]); the worker carries on. `join`, `scope`,
 //! `install` and [`JoinHandle::join`] hand the panic to their caller after the
 //! other work they own has finished.
+//!
+//! ## Cancellation
+//!
+//! [`JoinHandle::abort`] withdraws a task: a closure that has not started
+//! never runs (one that has runs to its end), and a future is dropped instead
+//! of being polled again. The handle then reports `Err` with an [`Aborted`]
+//! payload, which tells an abort from a panic.
 
 #![warn(missing_debug_implementations, unsafe_op_in_unsafe_fn)]
 #![deny(missing_docs)]
@@ -192,7 +199,7 @@ pub use crate::api::pool::{Handle, Pool, SpawnError};
 #[cfg(not(loom))]
 pub use crate::api::scope::{scope, Scope};
 #[cfg(not(loom))]
-pub use crate::api::task::JoinHandle;
+pub use crate::api::task::{Aborted, JoinHandle};
 #[cfg(not(loom))]
 pub use crate::blocking::blocking;
 #[cfg(not(loom))]

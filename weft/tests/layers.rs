@@ -72,6 +72,7 @@ const API_NAMES: &[&str] = &[
     "SpawnError",
     "Scope",
     "JoinHandle",
+    "Aborted",
     "spawn",
     "join",
     "scope",

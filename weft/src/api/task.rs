@@ -5,8 +5,8 @@ use std::fmt;
 use std::future::Future;
 use std::panic::{self, AssertUnwindSafe};
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use std::sync::{Arc, Mutex, Weak};
 use std::task::{Context, Poll, Waker};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 use crate::facade::lock;
 use crate::sched::job::{ClosureJob, JobRef};
 use crate::sched::registry::Registry;
+use crate::sched::unwind::{drop_caught, drop_payload, Payload};
 use crate::sched::waiter::{block_until, Waiter};
 use crate::sched::worker::WorkerThread;
 
@@ -64,7 +65,10 @@ where
     registry.inject_pinned(index, task, |task| unsafe { ClosureJob::new_ref(task) })
 }
 
-/// Wraps `task` so that its result lands in a [`JoinHandle`].
+/// Wraps `task` so that its result lands in a [`JoinHandle`]. The job
+/// decides, against [`JoinHandle::abort`], whether `task` runs at all; an
+/// aborted job still runs as a job (it drops `task` instead of calling it),
+/// so the pool's books count it like any other.
 pub(crate) fn with_handle<F, T>(task: F) -> (JoinHandle<T>, impl FnOnce() + Send + 'static)
 where
     F: FnOnce() -> T + Send + 'static,
@@ -72,8 +76,12 @@ where
 {
     let (handle, packet) = packet();
     let job = move || {
-        let result = panic::catch_unwind(AssertUnwindSafe(task));
-        packet.complete(result);
+        if packet.start() {
+            let result = panic::catch_unwind(AssertUnwindSafe(task));
+            packet.complete(result);
+        } else {
+            packet.abandon(task, aborted);
+        }
     };
     (handle, job)
 }
@@ -82,10 +90,12 @@ where
 pub(crate) fn packet<T>() -> (JoinHandle<T>, Arc<Packet<T>>) {
     let packet = Arc::new(Packet {
         done: AtomicBool::new(false),
+        claim: AtomicU8::new(UNCLAIMED),
         inner: Mutex::new(PacketInner {
             result: None,
             waiter: None,
             waker: None,
+            stopper: None,
         }),
     });
     let handle = JoinHandle {
@@ -94,11 +104,34 @@ pub(crate) fn packet<T>() -> (JoinHandle<T>, Arc<Packet<T>>) {
     (handle, packet)
 }
 
+/// The payload of a task stopped by [`JoinHandle::abort`].
+fn aborted() -> Payload {
+    Box::new(Aborted)
+}
+
+/// Neither a start nor an abort yet.
+const UNCLAIMED: u8 = 0;
+/// A closure task started: an abort comes too late.
+const STARTED: u8 = 1;
+/// An abort came first: the closure never runs, a future is not polled again.
+const ABORTED: u8 = 2;
+
+/// A task that an abort can stop between its steps (a future's task, which
+/// lives in an extension: the API reaches it only through this).
+pub(crate) trait Stop: Send + Sync {
+    /// The handle was aborted: stop the task as soon as it may be stopped.
+    fn stop(self: Arc<Self>);
+}
+
 /// Where a task leaves its result for its [`JoinHandle`].
 pub(crate) struct Packet<T> {
     /// Set once `inner.result` holds the result. Release/Acquire pairs the
     /// result's write with the joiner's read.
     done: AtomicBool,
+    /// Who came first, a closure's start or an abort: `UNCLAIMED`, `STARTED`
+    /// or `ABORTED`. Futures never start in this sense: for them `ABORTED`
+    /// is a request their next poll honours.
+    claim: AtomicU8,
     inner: Mutex<PacketInner<T>>,
 }
 
@@ -107,6 +140,9 @@ struct PacketInner<T> {
     waiter: Option<Waiter>,
     /// The task of a future awaiting the handle.
     waker: Option<Waker>,
+    /// The future's task, weakly: the task holds the packet, and a strong
+    /// reference back would keep a future nobody can wake alive for ever.
+    stopper: Option<Weak<dyn Stop>>,
 }
 
 impl<T> Packet<T> {
@@ -132,7 +168,68 @@ impl<T> Packet<T> {
         // Acquire: pairs with `complete`'s Release store.
         self.done.load(Ordering::Acquire)
     }
+
+    /// A closure task is about to run. Returns whether it may: false if an
+    /// abort came first.
+    fn start(&self) -> bool {
+        // Relaxed: the claim only has to be decided once, one way; neither
+        // side reads anything the other wrote before it.
+        self.claim
+            .compare_exchange(UNCLAIMED, STARTED, Ordering::Relaxed, Ordering::Relaxed)
+            .is_ok()
+    }
+
+    /// Whether the handle was aborted before the task started (for a
+    /// future: at all).
+    pub(crate) fn abort_requested(&self) -> bool {
+        // Relaxed: a future's poll learns of an abort through the wake that
+        // follows it (task_state.rs orders that wake before the poll).
+        self.claim.load(Ordering::Relaxed) == ABORTED
+    }
+
+    /// Lets an abort reach `task`, the future's task this packet belongs to.
+    pub(crate) fn stop_with(&self, task: Weak<dyn Stop>) {
+        lock(&self.inner).stopper = Some(task);
+    }
+
+    /// Drops `work`, a task's closure or future that will never finish, and
+    /// reports it unless the handle has its result already: the payload of
+    /// its destructor's panic if it panics (a panic is a panic, aborted or
+    /// not), else [`Aborted`] if the handle was aborted, else `unfinished()`.
+    pub(crate) fn abandon<W>(&self, work: W, unfinished: fn() -> Payload) {
+        let payload = match drop_caught(work) {
+            Ok(()) if self.abort_requested() => aborted(),
+            Ok(()) => unfinished(),
+            Err(payload) => payload,
+        };
+        if self.is_done() {
+            drop_payload(payload);
+        } else {
+            self.complete(Err(payload));
+        }
+    }
 }
+
+/// The payload a [`JoinHandle`] reports (in `Err`) for a task that
+/// [`JoinHandle::abort`] stopped before it finished: a closure that never
+/// ran, or a future dropped instead of being polled again. A panic's payload
+/// is anything else, so the two are told apart with `downcast_ref` or `is`.
+///
+/// ```
+/// let pool = weft::Pool::builder().workers(1).build().unwrap();
+/// let panicked = pool.spawn_with_handle(|| panic!("no"));
+/// assert!(!panicked.join().unwrap_err().is::<weft::Aborted>());
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Aborted;
+
+impl fmt::Display for Aborted {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("weft: the task was aborted before it finished")
+    }
+}
+
+impl std::error::Error for Aborted {}
 
 /// The result of a task started with [`Pool::spawn_with_handle`](crate::Pool::spawn_with_handle)
 /// or [`Pool::spawn_future`](crate::Pool::spawn_future). Dropping it detaches
@@ -164,6 +261,72 @@ impl<T> JoinHandle<T> {
     /// Whether the task has finished.
     pub fn is_finished(&self) -> bool {
         self.packet.is_done()
+    }
+
+    /// Stops the task if it can still be stopped; [`join`](JoinHandle::join)
+    /// (or awaiting the handle) then gives `Err` with an [`Aborted`] payload.
+    ///
+    /// * A closure task ([`Pool::spawn_with_handle`](crate::Pool::spawn_with_handle))
+    ///   that has not started never runs. Its closure is dropped by the
+    ///   worker that takes it off the queue (as soon as one gets to it, at
+    ///   the latest when the pool is dropped, which runs its queued tasks
+    ///   first), and the handle finishes then, not at the abort. One that
+    ///   has started runs to its end (a closure cannot be interrupted) and
+    ///   its result is kept.
+    /// * A future task ([`Pool::spawn_future`](crate::Pool::spawn_future))
+    ///   that is pending, neither queued nor being polled, is dropped right
+    ///   here, on the calling thread. Otherwise it is dropped when its next
+    ///   poll would start, instead of being polled: a poll under way
+    ///   finishes (and if it returns `Ready`, the result is kept), and the
+    ///   abort queues the next poll itself, so a future that nothing else
+    ///   would wake is still dropped.
+    ///
+    /// If the destructor of the dropped closure or future panics, the panic
+    /// is caught and its payload is what `join` reports, as for any panic.
+    /// Aborting twice, aborting a finished task (one that panicked
+    /// included) and aborting a started closure do nothing.
+    ///
+    /// ```
+    /// use std::sync::mpsc;
+    ///
+    /// let pool = weft::Pool::builder().workers(1).build().unwrap();
+    /// let (release, held) = mpsc::channel::<()>();
+    /// pool.spawn(move || held.recv().unwrap()); // keeps the only worker busy
+    /// let queued = pool.spawn_with_handle(|| "never runs");
+    /// queued.abort();
+    /// release.send(()).unwrap();
+    /// assert!(queued.join().unwrap_err().is::<weft::Aborted>());
+    ///
+    /// // Waits for an event nobody signals; the event keeps its waker.
+    /// let never = weft::Event::new(weft::EventMode::Manual);
+    /// let waiting = pool.spawn_future(never.wait_async());
+    /// waiting.abort();
+    /// assert!(waiting.join().unwrap_err().is::<weft::Aborted>());
+    /// ```
+    pub fn abort(&self) {
+        if self.packet.is_done() {
+            return;
+        }
+        // Relaxed: decides the race with a closure's start, which is all a
+        // closure needs; a future's poll sees the abort through the wake
+        // `stop` makes after it.
+        if self
+            .packet
+            .claim
+            .compare_exchange(UNCLAIMED, ABORTED, Ordering::Relaxed, Ordering::Relaxed)
+            .is_err()
+        {
+            return;
+        }
+        // Upgraded outside the lock: `stop` may drop the future, which runs
+        // user code and completes this very packet.
+        let stopper = lock(&self.packet.inner)
+            .stopper
+            .as_ref()
+            .and_then(Weak::upgrade);
+        if let Some(task) = stopper {
+            task.stop();
+        }
     }
 
     /// Waits for the task and returns its result, or the payload of its panic.

@@ -21,11 +21,16 @@
 //! future that went pending is listed, weakly, in its pool's parked list (parked.rs)
 //! for that sweep.
 //!
+//! An abort ([`JoinHandle::abort`]) marks the task's packet and then acts
+//! through the state machine's existing transitions: an IDLE task is
+//! cancelled on the spot (as the sweep cancels it), any other is woken, so
+//! its next poll (queued by that wake, or after the poll under way) sees
+//! the mark and drops the future instead of polling it.
+//!
 //! [`block_on`]: crate::future::block_on
 //! [`yield_async`]: crate::yield_async
 
 use crate::future::task_state::TaskState;
-use std::any::Any;
 use std::fmt;
 use std::future::Future;
 use std::panic::{self, AssertUnwindSafe};
@@ -35,12 +40,12 @@ use std::sync::{Arc, Mutex, Weak};
 use std::task::{Context, Poll, Wake, Waker};
 use std::thread;
 
-use crate::api::task::{self, JoinHandle, Packet};
+use crate::api::task::{self, JoinHandle, Packet, Stop};
 use crate::facade::lock;
 use crate::sched::job::{arc_job_ref, ArcJob, JobRef};
 use crate::sched::parked::Parked;
 use crate::sched::registry::Registry;
-use crate::sched::unwind::drop_payload;
+use crate::sched::unwind::{drop_payload, Payload};
 use crate::sched::worker::WorkerThread;
 
 type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
@@ -58,13 +63,19 @@ struct Task<T> {
     listed: AtomicBool,
 }
 
-/// The payload a [`JoinHandle`] reports for a future dropped before it finished.
+/// The payload a [`JoinHandle`] reports for a future dropped before it
+/// finished, unless it was aborted (then it is [`Aborted`](crate::Aborted)).
 const DROPPED: &str = "weft: the future was dropped before it finished (its pool shut down, or nothing could wake it any more)";
 
 impl<T: Send + 'static> Task<T> {
     /// Polls the future once. The body of every job that polls a task.
     fn run(self: Arc<Self>) {
         self.state.start();
+        if self.packet.abort_requested() {
+            self.state.finish();
+            self.abandon();
+            return;
+        }
         let waker = Waker::from(Arc::clone(&self));
         let mut cx = Context::from_waker(&waker);
         let mut slot = lock(&self.future);
@@ -130,26 +141,17 @@ impl<T: Send + 'static> Task<T> {
         self.registry.parked.list(weak);
     }
 
-    /// Drops the future and reports it as dropped. The caller moved the state
-    /// to DONE itself, from IDLE or SCHEDULED, so no one else touches the future.
+    /// Drops the future and reports it as dropped (or aborted). The caller
+    /// moved the state to DONE itself, so no one else touches the future.
     fn abandon(&self) {
-        drop_unfinished(&self.packet, lock(&self.future).take());
+        let future = lock(&self.future).take();
+        self.packet.abandon(future, dropped);
     }
 }
 
-/// Drops a future that will never finish and tells its handle so (the
-/// payload of its destructor's panic, else [`DROPPED`]), unless the handle
-/// has its result already.
-fn drop_unfinished<F>(packet: &Packet<impl Sized>, future: Option<F>) {
-    let payload = match drop_future(future) {
-        Ok(()) => Box::new(DROPPED) as Box<dyn Any + Send>,
-        Err(payload) => payload,
-    };
-    if packet.is_done() {
-        drop_payload(payload);
-    } else {
-        packet.complete(Err(payload));
-    }
+/// The payload of a future dropped unfinished without an abort.
+fn dropped() -> Payload {
+    Box::new(DROPPED)
 }
 
 /// Drops a future, catching a panic of its destructor.
@@ -165,6 +167,18 @@ impl<T: Send + 'static> Wake for Task<T> {
     fn wake_by_ref(self: &Arc<Self>) {
         if self.state.wake() {
             schedule(Arc::clone(self));
+        }
+    }
+}
+
+impl<T: Send + 'static> Stop for Task<T> {
+    fn stop(self: Arc<Self>) {
+        // An idle future is dropped now; a queued or running one at the poll
+        // this wake makes sure comes (the abort mark is set before it).
+        if self.state.cancel_if_idle() {
+            self.abandon();
+        } else {
+            self.wake_by_ref();
         }
     }
 }
@@ -190,7 +204,7 @@ impl<T> Drop for Task<T> {
             .get_mut()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
             .take();
-        drop_unfinished(&self.packet, future);
+        self.packet.abandon(future, dropped);
     }
 }
 
@@ -272,6 +286,8 @@ where
         registry: Arc::clone(registry),
         listed: AtomicBool::new(false),
     });
+    let stopper: Weak<Task<F::Output>> = Arc::downgrade(&task);
+    task.packet.stop_with(stopper);
     schedule(task);
     handle
 }
@@ -286,7 +302,9 @@ impl crate::Pool {
     ///
     /// A future that can never be polled again is dropped, and its handle
     /// reports `Err`: when the last waker of a pending future goes, and when
-    /// the pool is dropped (queued polls still run first).
+    /// the pool is dropped (queued polls still run first). An aborted one
+    /// ([`JoinHandle::abort`]) is dropped at the latest when its next poll
+    /// would start, and its handle reports [`Aborted`](crate::Aborted).
     ///
     /// ```
     /// let pool = weft::Pool::builder().workers(2).build().unwrap();

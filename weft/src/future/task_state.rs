@@ -22,6 +22,18 @@
 //! once at a time and never polled by two workers at once; a wake during a poll
 //! (RUNNING → RUNNING_NOTIFIED) is not lost: the poller sees it when it tries
 //! to go back to IDLE and queues the task again instead.
+//!
+//! Stopping a task uses these transitions and adds none. The pool-drop
+//! sweep and an abort (`JoinHandle::abort`) cancel an IDLE task (IDLE →
+//! DONE, [`TaskState::cancel_if_idle`]), which makes the canceller the owner
+//! of the future, exactly as a wake that moves it out of IDLE makes the
+//! waker the one to queue it: of the two, one wins. An abort that finds the
+//! task anything but IDLE sets its mark first and then wakes the task; the
+//! wake is either absorbed by a queued or running poll, whose next `start`
+//! acquires it (so that poll sees the mark and drops the future instead of
+//! polling it), or moves a task that just went IDLE to SCHEDULED, or finds
+//! it DONE. So an aborted task is never left IDLE: it ends DONE, its future
+//! dropped once (loom checks this too).
 
 #[cfg(loom)]
 use loom::sync::atomic::AtomicU8;
@@ -135,7 +147,7 @@ impl TaskState {
     }
 
     /// Moves an IDLE task to DONE; returns whether it did (then the caller
-    /// owns the future, to drop it).
+    /// owns the future, to drop it): the pool-drop sweep and an abort.
     pub(crate) fn cancel_if_idle(&self) -> bool {
         // AcqRel: the cancelling thread sees the last poll's writes (it drops
         // the future they left).
@@ -191,6 +203,34 @@ mod loom_tests {
     }
 
     impl Model {
+        /// A task whose first poll is queued.
+        fn scheduled() -> Model {
+            Model {
+                state: TaskState::scheduled(),
+                queued: Mutex::new(1),
+                ready: AtomicBool::new(false),
+                polls: AtomicUsize::new(0),
+                wakers_done: AtomicUsize::new(0),
+            }
+        }
+
+        /// The worker: runs queued polls until the `wakers` threads are
+        /// gone and nothing is queued.
+        fn work(&self, wakers: usize, poll: impl Fn()) {
+            loop {
+                if self.take() {
+                    poll();
+                } else if self.wakers_done.load(Ordering::SeqCst) == wakers {
+                    if !self.take() {
+                        break;
+                    }
+                    poll();
+                } else {
+                    thread::yield_now();
+                }
+            }
+        }
+
         fn wake(&self) {
             if self.state.wake() {
                 *self.queued.lock().unwrap() += 1;
@@ -222,13 +262,7 @@ mod loom_tests {
     /// it `wakes` times. (Two wakers: correct, but loom needs too long.)
     fn check(wakers: usize, wakes: usize) {
         loom::model(move || {
-            let model = Arc::new(Model {
-                state: TaskState::scheduled(),
-                queued: Mutex::new(1),
-                ready: AtomicBool::new(false),
-                polls: AtomicUsize::new(0),
-                wakers_done: AtomicUsize::new(0),
-            });
+            let model = Arc::new(Model::scheduled());
             let threads: Vec<_> = (0..wakers)
                 .map(|_| {
                     let model = Arc::clone(&model);
@@ -242,20 +276,7 @@ mod loom_tests {
                     })
                 })
                 .collect();
-            // The worker: runs queued polls until the wakers are gone and
-            // nothing is queued.
-            loop {
-                if model.take() {
-                    model.poll();
-                } else if model.wakers_done.load(Ordering::SeqCst) == wakers {
-                    if !model.take() {
-                        break;
-                    }
-                    model.poll();
-                } else {
-                    thread::yield_now();
-                }
-            }
+            model.work(wakers, || model.poll());
             for thread in threads {
                 thread.join().unwrap();
             }
@@ -300,6 +321,62 @@ mod loom_tests {
             let cancelled = state.cancel_if_idle();
             let scheduled = waker.join().unwrap();
             assert!(cancelled != scheduled);
+        });
+    }
+
+    /// An abort (mark, then cancel if idle, else wake, as `Task::stop` does)
+    /// racing a wake from another thread and the worker's polls of a future
+    /// that is never ready: the future ends dropped exactly once, by the
+    /// abort or by a poll that saw the mark, and nothing stays queued. The
+    /// mark is Relaxed, so only the state machine can carry it to the poll.
+    #[test]
+    fn an_abort_racing_a_wake_and_a_poll_drops_the_future_once() {
+        loom::model(|| {
+            let model = Arc::new(Model::scheduled());
+            let aborted = Arc::new(AtomicBool::new(false));
+            let drops = Arc::new(AtomicUsize::new(0));
+            let aborter = {
+                let (model, aborted, drops) =
+                    (Arc::clone(&model), Arc::clone(&aborted), Arc::clone(&drops));
+                thread::spawn(move || {
+                    aborted.store(true, Ordering::Relaxed);
+                    if model.state.cancel_if_idle() {
+                        drops.fetch_add(1, Ordering::Relaxed);
+                    } else {
+                        model.wake();
+                    }
+                    model.wakers_done.fetch_add(1, Ordering::SeqCst);
+                })
+            };
+            let waker = {
+                let model = Arc::clone(&model);
+                thread::spawn(move || {
+                    model.wake();
+                    model.wakers_done.fetch_add(1, Ordering::SeqCst);
+                })
+            };
+            let poll = || {
+                model.state.start();
+                if aborted.load(Ordering::Relaxed) {
+                    model.state.finish();
+                    drops.fetch_add(1, Ordering::Relaxed);
+                } else {
+                    model.polls.fetch_add(1, Ordering::Relaxed);
+                    if model.state.pending() {
+                        *model.queued.lock().unwrap() += 1;
+                    }
+                }
+            };
+            model.work(2, poll);
+            aborter.join().unwrap();
+            waker.join().unwrap();
+            assert!(
+                model.state.is_done(),
+                "an abort was lost: {:?}",
+                model.state
+            );
+            assert_eq!(drops.load(Ordering::Relaxed), 1);
+            assert_eq!(*model.queued.lock().unwrap(), 0);
         });
     }
 }
