@@ -95,7 +95,9 @@
 //!   newest-first on that worker: they go onto its local queue, whose
 //!   newest task it takes first (as do the halves of its pending `join`s,
 //!   which it takes before them);
-//! * [`spawn_fifo`] (and [`Pool::spawn_fifo`], [`Scope::spawn_fifo`]) tasks
+//! * [`spawn_fifo`] (and [`Pool::spawn_fifo`], [`Handle::spawn_fifo`],
+//!   [`Scope::spawn_fifo`], and [`Scope::spawn`] in a FIFO scope of
+//!   [`scope_fifo`], [`in_place_scope_fifo`] or their `Pool` methods) tasks
 //!   run oldest-first relative to each other, once the worker has no
 //!   `spawn` task or `join` half left: they go onto a first-in first-out
 //!   queue of the worker's, which futures woken during their own poll
@@ -108,9 +110,10 @@
 //!
 //! The fairness pick changes this once every 61 tasks a worker takes: that
 //! take looks first at the queue of tasks pinned to the worker
-//! ([`Pool::spawn_on`], broadcasts), then at the global queue, then at the
-//! oldest `spawn_fifo` task, then at the oldest `spawn` task, so that no
-//! queue starves behind a stream of new local work. So, on one worker: the
+//! ([`Pool::spawn_on`], broadcasts, [`Scope::spawn_broadcast`]), then at
+//! the global queue, then at the oldest `spawn_fifo` task, then at the
+//! oldest `spawn` task, so that no queue starves behind a stream of new
+//! local work. So, on one worker: the
 //! `spawn_fifo` tasks still run oldest-first among themselves (one of them
 //! may run ahead of pending `spawn` tasks); one `spawn` task in 61 may be
 //! the oldest pending one rather than the newest; and a pick made while the
@@ -129,11 +132,25 @@
 //! [`Pool::broadcast`]/[`Pool::install`], weft has rayon-core's free
 //! functions [`current_num_threads`], [`current_thread_index`] (the alias of
 //! [`current_worker_index`]), [`broadcast`], [`spawn_broadcast`],
-//! [`spawn_fifo`], and the synchronous [`yield_now`] and [`yield_local`],
-//! which run one pending task in place. The async yield for futures that
-//! used to be called `weft::yield_now` is now [`yield_async`]: code that
-//! still awaits `weft::yield_now()` no longer compiles, rather than
-//! silently doing nothing.
+//! [`spawn_fifo`], [`in_place_scope`], [`scope_fifo`],
+//! [`in_place_scope_fifo`], and the synchronous [`yield_now`] and
+//! [`yield_local`], which run one pending task in place; on the pool,
+//! [`Pool::spawn_fifo`], [`Pool::spawn_broadcast`], [`Pool::scope_fifo`],
+//! [`Pool::in_place_scope`] and [`Pool::in_place_scope_fifo`] (and on a
+//! [`Handle`], `spawn_fifo` and `spawn_broadcast`, which hand the task back
+//! once the pool is dropped); in a scope, [`Scope::spawn_broadcast`].
+//!
+//! rayon's `ScopeFifo` is not a type of its own here: a FIFO scope is a
+//! [`Scope`] made by one of the `*_fifo` functions, whose [`Scope::spawn`]
+//! then queues as [`Scope::spawn_fifo`] does (the tasks it gets are in the
+//! same FIFO scope), and [`ScopeFifo`] is an alias of `Scope`. So code
+//! written for rayon's `ScopeFifo::spawn_fifo` compiles as it is, and
+//! `Scope::spawn_fifo` is FIFO in any scope. The order within one worker
+//! is weft's ("Task order" above), not rayon's per-scope FIFO queues.
+//!
+//! The async yield for futures that used to be called `weft::yield_now` is
+//! now [`yield_async`]: code that still awaits `weft::yield_now()` no longer
+//! compiles, rather than silently doing nothing.
 //!
 //! ## Panics
 //!
@@ -197,7 +214,9 @@ pub use crate::api::join::{join, join_context, FnContext};
 #[cfg(not(loom))]
 pub use crate::api::pool::{Handle, Pool, SpawnError};
 #[cfg(not(loom))]
-pub use crate::api::scope::{scope, Scope};
+pub use crate::api::scope::{
+    in_place_scope, in_place_scope_fifo, scope, scope_fifo, Scope, ScopeFifo,
+};
 #[cfg(not(loom))]
 pub use crate::api::task::{Aborted, JoinHandle};
 #[cfg(not(loom))]

@@ -753,3 +753,431 @@ fn the_one_pick_check_accepts_only_one_moved_run() {
     assert!(!is_in_order_but_for_one_pick(&[1, 0, 3, 2]));
     assert!(!is_in_order_but_for_one_pick(&[3, 2, 1, 0]));
 }
+
+// ---------------------------------------------------------------------------
+// in_place_scope, scope_fifo, in_place_scope_fifo, Scope::spawn_broadcast,
+// Handle::spawn_fifo, Handle::spawn_broadcast
+//
+// Written from what rayon-core's `scope` and `broadcast` tests check: where
+// an in-place scope's body runs, that the scope waits for everything spawned
+// in it (nested too) and raises a task's panic after that, FIFO order in a
+// FIFO scope, and one broadcast call per worker.
+
+/// These tests' limit for any wait: it turns a hang into a failure.
+const DEADLINE: Duration = Duration::from_secs(30);
+
+/// The next `count` messages, each within [`DEADLINE`].
+fn next_within<T>(receiver: &Receiver<T>, count: usize) -> Vec<T> {
+    (0..count)
+        .map(|_| receiver.recv_timeout(DEADLINE).expect("a message came"))
+        .collect()
+}
+
+/// Spawns, in scope `s`, a task that counts itself and then spawns `fanout`
+/// children one level deeper, down to `depth`.
+fn spawn_tree<'scope>(
+    s: &weft::Scope<'scope>,
+    depth: u32,
+    fanout: u32,
+    count: &'scope AtomicUsize,
+) {
+    s.spawn(move |s| {
+        count.fetch_add(1, Ordering::SeqCst);
+        if depth > 0 {
+            for _ in 0..fanout {
+                spawn_tree(s, depth - 1, fanout, count);
+            }
+        }
+    });
+}
+
+/// Tasks in a tree of `depth` levels below its root, `fanout` children each.
+fn tree_size(depth: u32, fanout: u32) -> usize {
+    (0..=depth).map(|level| (fanout as usize).pow(level)).sum()
+}
+
+#[test]
+fn in_place_scope_runs_its_body_on_the_caller_and_its_tasks_in_the_global_pool() {
+    let caller = thread::current().id();
+    let in_pool = Mutex::new(Vec::new());
+    let body = weft::in_place_scope(|s| {
+        for _ in 0..8 {
+            s.spawn(|_| {
+                in_pool
+                    .lock()
+                    .unwrap()
+                    .push(weft::current_thread_index().is_some())
+            });
+        }
+        (thread::current().id(), weft::current_thread_index())
+    });
+    assert_eq!(body, (caller, None));
+    assert_eq!(in_pool.into_inner().unwrap(), [true; 8]);
+}
+
+#[test]
+fn in_place_scope_on_a_worker_spawns_into_that_workers_pool() {
+    let pool = pool(3);
+    let (body, sizes) = pool.install(|| {
+        let sizes = Mutex::new(Vec::new());
+        let body = weft::in_place_scope(|s| {
+            for _ in 0..4 {
+                s.spawn(|_| sizes.lock().unwrap().push(weft::current_num_threads()));
+            }
+            weft::current_thread_index().is_some()
+        });
+        (body, sizes.into_inner().unwrap())
+    });
+    assert!(body);
+    assert_eq!(sizes, [3; 4]);
+}
+
+/// rayon's `scope_divide_and_conquer`, in place: the scope ends only after
+/// every task of the tree, however deep, has run.
+#[test]
+fn an_in_place_scope_waits_for_tasks_spawned_by_its_tasks() {
+    for fifo in [false, true] {
+        let count = AtomicUsize::new(0);
+        if fifo {
+            weft::in_place_scope_fifo(|s| spawn_tree(s, 4, 4, &count));
+        } else {
+            weft::in_place_scope(|s| spawn_tree(s, 4, 4, &count));
+        }
+        assert_eq!(count.into_inner(), tree_size(4, 4), "fifo: {fifo}");
+    }
+}
+
+/// rayon's `in_place_scope_no_deadlock`: the body of an in-place scope runs
+/// outside the pool, so it may block on its own task even when that task
+/// needs the pool's only worker.
+#[test]
+fn an_in_place_scope_body_may_block_on_its_task_in_a_one_worker_pool() {
+    let pool = pool(1);
+    let (sender, receiver) = mpsc::channel();
+    let got = pool.in_place_scope(|s| {
+        s.spawn(move |_| sender.send(weft::current_thread_index()).unwrap());
+        receiver.recv_timeout(DEADLINE).expect("the task ran")
+    });
+    assert_eq!(got, Some(0));
+    let (sender, receiver) = mpsc::channel();
+    let got = pool.in_place_scope_fifo(|s| {
+        s.spawn(move |_| sender.send(weft::current_thread_index()).unwrap());
+        receiver.recv_timeout(DEADLINE).expect("the task ran")
+    });
+    assert_eq!(got, Some(0));
+}
+
+/// The body of an in-place scope need not be `Send`, nor its result.
+#[test]
+fn an_in_place_scope_body_may_hold_what_is_not_send() {
+    let local = std::rc::Rc::new(std::cell::Cell::new(0));
+    let shared = AtomicUsize::new(0);
+    let result = weft::in_place_scope(|s| {
+        for _ in 0..3 {
+            s.spawn(|_| {
+                shared.fetch_add(1, Ordering::SeqCst);
+            });
+            local.set(local.get() + 1);
+        }
+        std::rc::Rc::clone(&local)
+    });
+    assert_eq!((result.get(), shared.into_inner()), (3, 3));
+}
+
+/// Spawns a task that panics, then ten that count themselves in `ran`.
+fn spawn_a_panic_and_ten<'scope>(s: &weft::Scope<'scope>, ran: &'scope AtomicUsize) {
+    s.spawn(|_| panic!("the task's panic"));
+    for _ in 0..10 {
+        s.spawn(|_| {
+            ran.fetch_add(1, Ordering::SeqCst);
+        });
+    }
+}
+
+/// rayon's `panic_propagate_scope` and `panic_propagate_still_execute_*`, in
+/// place: a task's panic reaches the caller once every other task ran.
+#[test]
+fn a_panic_in_an_in_place_scope_task_reaches_the_caller_after_the_others_ran() {
+    for fifo in [false, true] {
+        let ran = AtomicUsize::new(0);
+        let outcome = panic::catch_unwind(AssertUnwindSafe(|| {
+            if fifo {
+                weft::in_place_scope_fifo(|s| spawn_a_panic_and_ten(s, &ran))
+            } else {
+                weft::in_place_scope(|s| spawn_a_panic_and_ten(s, &ran))
+            }
+        }));
+        let payload = outcome.expect_err("the panic came through");
+        assert_eq!(payload.downcast_ref::<&str>(), Some(&"the task's panic"));
+        assert_eq!(ran.into_inner(), 10, "fifo: {fifo}");
+    }
+}
+
+/// Spawns `plan` in scope `s` with `Scope::spawn` (FIFO in a FIFO scope),
+/// its children from its own task in turn, recording the labels run.
+fn spawn_plan_in<'scope>(s: &weft::Scope<'scope>, plan: Plan, order: &'scope Mutex<Vec<i32>>) {
+    s.spawn(move |s| {
+        order.lock().unwrap().push(plan.label);
+        for (_, child) in plan.children {
+            spawn_plan_in(s, child, order);
+        }
+    });
+}
+
+/// rayon's `scope_fifo_order`, through each way of making a FIFO scope: on
+/// one worker, `spawn` in a FIFO scope runs oldest-first, and (all spawns
+/// being FIFO) the fairness pick leaves one order only.
+#[test]
+fn a_fifo_scopes_spawns_run_oldest_first_on_their_worker() {
+    let expected: Vec<i32> = (0..10).collect();
+    assert_eq!(
+        allowed_orders(&leaves(Kind::Fifo, 10)),
+        std::slice::from_ref(&expected)
+    );
+    fn spawn_all<'scope>(s: &weft::ScopeFifo<'scope>, order: &'scope Mutex<Vec<i32>>) {
+        for label in 0..10 {
+            s.spawn(move |_| order.lock().unwrap().push(label));
+        }
+    }
+    for way in 0..3 {
+        let pool = pool(1);
+        let order = Mutex::new(Vec::new());
+        match way {
+            0 => pool.scope_fifo(|s| spawn_all(s, &order)),
+            1 => pool.install(|| weft::scope_fifo(|s| spawn_all(s, &order))),
+            // From outside, one task spawns them all, on the worker.
+            _ => pool.in_place_scope_fifo(|s| s.spawn(|s| spawn_all(s, &order))),
+        }
+        assert_eq!(order.into_inner().unwrap(), expected, "way {way}");
+    }
+}
+
+/// rayon's nested `fifo_fifo` order in a FIFO scope: ten tasks spawning ten
+/// each, all through `Scope::spawn`, run as the rule's all-FIFO order.
+#[test]
+fn tasks_of_a_fifo_scope_spawn_fifo_too() {
+    let spawned: Vec<(Kind, Plan)> = (0..10)
+        .map(|i| {
+            let children = (0..10).map(|j| (Kind::Fifo, leaf(i * 10 + j))).collect();
+            (
+                Kind::Fifo,
+                Plan {
+                    label: -1 - i,
+                    children,
+                },
+            )
+        })
+        .collect();
+    let allowed = allowed_orders(&spawned);
+    assert_eq!(allowed.len(), 1);
+    let inner: Vec<i32> = allowed[0].iter().copied().filter(|l| *l >= 0).collect();
+    assert_eq!(inner, (0..100).collect::<Vec<_>>());
+    let pool = pool(1);
+    let order = Mutex::new(Vec::new());
+    pool.scope_fifo(|s| {
+        for (_, plan) in spawned {
+            spawn_plan_in(s, plan, &order);
+        }
+    });
+    assert_eq!(order.into_inner().unwrap(), allowed[0]);
+}
+
+/// In a FIFO scope `spawn` and `spawn_fifo` are one order; in a plain scope
+/// nested inside it, `spawn` is newest-first again.
+#[test]
+fn only_the_fifo_scope_itself_spawns_fifo() {
+    let pool = pool(1);
+    let mixed = Mutex::new(Vec::new());
+    let nested = Mutex::new(Vec::new());
+    pool.scope_fifo(|s| {
+        for label in 0..6 {
+            let mixed = &mixed;
+            let task = move |_: &weft::ScopeFifo<'_>| mixed.lock().unwrap().push(label);
+            if label % 2 == 0 {
+                s.spawn(task);
+            } else {
+                s.spawn_fifo(task);
+            }
+        }
+    });
+    pool.scope_fifo(|_| {
+        weft::scope(|s| {
+            for label in 0..10 {
+                let nested = &nested;
+                s.spawn(move |_| nested.lock().unwrap().push(label));
+            }
+        });
+    });
+    assert_eq!(mixed.into_inner().unwrap(), [0, 1, 2, 3, 4, 5]);
+    let nested = nested.into_inner().unwrap();
+    assert!(
+        allowed_orders(&leaves(Kind::Spawn, 10)).contains(&nested),
+        "{nested:?}"
+    );
+}
+
+/// rayon's `spawn_broadcast` in a scope: one call per worker, on that
+/// worker, borrowing the caller's data, and the scope waits for them all.
+#[test]
+fn scope_spawn_broadcast_runs_once_on_every_worker_before_the_scope_ends() {
+    let pool = pool(4);
+    let seen = Mutex::new(Vec::new());
+    pool.scope(|s| {
+        s.spawn_broadcast(|_, index| {
+            seen.lock()
+                .unwrap()
+                .push((index, weft::current_thread_index()));
+        });
+    });
+    let mut seen = seen.into_inner().unwrap();
+    seen.sort_unstable();
+    let expected: Vec<_> = (0..4).map(|i| (i, Some(i))).collect();
+    assert_eq!(seen, expected);
+}
+
+#[test]
+fn scope_spawn_broadcast_calls_may_spawn_more_in_the_scope() {
+    let pool = pool(3);
+    let count = AtomicUsize::new(0);
+    pool.scope_fifo(|s| {
+        s.spawn_broadcast(|s, _| spawn_tree(s, 2, 3, &count));
+    });
+    assert_eq!(count.into_inner(), 3 * tree_size(2, 3));
+}
+
+#[test]
+fn scope_spawn_broadcast_from_outside_any_pool_covers_the_global_pool() {
+    let calls = AtomicUsize::new(0);
+    weft::in_place_scope(|s| {
+        s.spawn_broadcast(|_, _| {
+            calls.fetch_add(1, Ordering::SeqCst);
+        });
+    });
+    assert_eq!(calls.into_inner(), weft::current_num_threads());
+}
+
+#[test]
+fn a_panic_in_a_scope_broadcast_reaches_the_scope_after_every_call() {
+    let pool = pool(4);
+    let others = AtomicUsize::new(0);
+    let outcome = panic::catch_unwind(AssertUnwindSafe(|| {
+        pool.scope(|s| {
+            s.spawn_broadcast(|_, index| {
+                if index == 2 {
+                    panic!("worker two");
+                }
+                others.fetch_add(1, Ordering::SeqCst);
+            });
+        })
+    }));
+    let payload = outcome.expect_err("the panic came through");
+    assert_eq!(payload.downcast_ref::<&str>(), Some(&"worker two"));
+    assert_eq!(others.into_inner(), 3);
+}
+
+/// Both run in a live pool (the broadcast once on each worker), and once
+/// the pool is dropped both hand their closure back unrun.
+#[test]
+fn handle_spawn_fifo_and_spawn_broadcast_run_then_are_handed_back_once_dropped() {
+    let pool = pool(3);
+    let handle = pool.handle();
+    let (sender, receiver) = mpsc::channel();
+    let fifo_sender = sender.clone();
+    handle
+        .spawn_fifo(move || fifo_sender.send((9, weft::current_thread_index())).unwrap())
+        .expect("a live pool takes it");
+    assert_eq!(next_within(&receiver, 1)[0].0, 9);
+    let early = sender.clone();
+    handle
+        .spawn_broadcast(move |index| early.send((index, weft::current_thread_index())).unwrap())
+        .expect("a live pool takes it");
+    let mut seen: Vec<_> = next_within(&receiver, 3);
+    seen.sort_unstable();
+    assert_eq!(seen, [(0, Some(0)), (1, Some(1)), (2, Some(2))]);
+    drop(pool);
+    let fifo_sender = sender.clone();
+    let refused = handle
+        .spawn_fifo(move || fifo_sender.send((8, None)).unwrap())
+        .expect_err("a dropped pool refuses it");
+    assert!(refused.is_closed());
+    refused.into_inner()();
+    let refused = handle
+        .spawn_broadcast(move |index| sender.send((index, None)).unwrap())
+        .expect_err("a dropped pool refuses it");
+    assert!(refused.is_closed());
+    refused.into_inner()(7);
+    assert_eq!(next_within(&receiver, 2), [(8, None), (7, None)]);
+    // No call of the refused spawns ran in the pool.
+    assert!(receiver.try_recv().is_err());
+}
+
+/// From a task on one of the pool's workers, `Handle::spawn_fifo` keeps
+/// the FIFO order `Pool::spawn_fifo` has there, and `Handle::spawn_broadcast`
+/// covers every worker.
+#[test]
+fn handle_spawns_from_a_worker_keep_the_pools_order_and_reach() {
+    let pool = pool(2);
+    let handle = pool.handle();
+    let (sender, receiver) = mpsc::channel();
+    pool.spawn(move || {
+        let worker = weft::current_thread_index().expect("on a worker");
+        for label in 0..10 {
+            let sender = sender.clone();
+            handle
+                .spawn_fifo(move || {
+                    // Only the ones the spawning worker runs have an order.
+                    if weft::current_thread_index() == Some(worker) {
+                        sender.send(label).unwrap();
+                    } else {
+                        sender.send(-1 - label).unwrap();
+                    }
+                })
+                .expect("a live pool takes it");
+        }
+        handle
+            .spawn_broadcast(move |index| sender.send(100 + index as i32).unwrap())
+            .expect("a live pool takes it");
+    });
+    let seen = next_within(&receiver, 12);
+    let in_order: Vec<i32> = seen
+        .iter()
+        .copied()
+        .filter(|l| (0..10).contains(l))
+        .collect();
+    assert!(in_order.windows(2).all(|w| w[0] < w[1]), "{seen:?}");
+    let mut labels: Vec<i32> = seen
+        .iter()
+        .map(|&l| if l < 0 { -1 - l } else { l })
+        .collect();
+    labels.sort_unstable();
+    let expected: Vec<i32> = (0..10).chain([100, 101]).collect();
+    assert_eq!(labels, expected);
+}
+
+/// A task of a dropped pool still runs, but a handle refuses its spawns, as
+/// `Handle::spawn` does: the refusal is the pool's state, not the caller's.
+#[test]
+fn a_task_of_a_dropped_pool_is_refused_by_the_handle() {
+    let pool = pool(2);
+    let handle = pool.handle();
+    let opener_handle = pool.handle();
+    let (gate_sender, gate) = mpsc::channel::<()>();
+    let (sender, receiver) = mpsc::channel();
+    pool.spawn(move || {
+        gate.recv_timeout(DEADLINE).unwrap();
+        let fifo = handle.spawn_fifo(|| ()).map_err(|e| e.is_closed());
+        let broadcast = handle.spawn_broadcast(|_| ()).map_err(|e| e.is_closed());
+        sender.send((fifo, broadcast)).unwrap();
+    });
+    let opener = thread::spawn(move || {
+        let deadline = Instant::now() + DEADLINE;
+        while !opener_handle.is_closed() {
+            assert!(Instant::now() < deadline, "the pool never closed");
+            thread::sleep(Duration::from_millis(1));
+        }
+        gate_sender.send(()).unwrap();
+    });
+    drop(pool);
+    opener.join().unwrap();
+    assert_eq!(receiver.try_recv(), Ok((Err(true), Err(true))));
+}

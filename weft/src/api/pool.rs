@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle as ThreadHandle;
 
 use crate::api::builder::Builder;
-use crate::api::scope::Scope;
+use crate::api::scope::{Scope, ScopeFifo};
 use crate::api::task::{self, JoinHandle};
 use crate::sched::job::{ClosureJob, JobRef, StackJob};
 use crate::sched::latch::{CountLatch, Latch, OwnerLatch};
@@ -224,6 +224,77 @@ impl Pool {
         self.install(|| crate::api::scope::scope(op))
     }
 
+    /// As [`Pool::scope`], with a FIFO scope: its [`Scope::spawn`] queues as
+    /// [`Scope::spawn_fifo`] does (see [`scope_fifo`](crate::scope_fifo)).
+    /// rayon's `ThreadPool::scope_fifo`.
+    ///
+    /// ```
+    /// let pool = weft::Pool::builder().workers(1).build().unwrap();
+    /// let order = std::sync::Mutex::new(Vec::new());
+    /// pool.scope_fifo(|s| {
+    ///     for i in 0..4 {
+    ///         let order = &order;
+    ///         s.spawn(move |_| order.lock().unwrap().push(i));
+    ///     }
+    /// });
+    /// assert_eq!(order.into_inner().unwrap(), [0, 1, 2, 3]);
+    /// ```
+    pub fn scope_fifo<'scope, OP, R>(&self, op: OP) -> R
+    where
+        OP: FnOnce(&ScopeFifo<'scope>) -> R + Send,
+        R: Send,
+    {
+        self.install(|| crate::api::scope::scope_fifo(op))
+    }
+
+    /// As [`Pool::scope`], but `op` runs on the calling thread, wherever it
+    /// is; the scope's tasks go to this pool (see
+    /// [`in_place_scope`](crate::in_place_scope)). rayon's
+    /// `ThreadPool::in_place_scope`.
+    ///
+    /// ```
+    /// let pool = weft::Pool::builder().workers(2).build().unwrap();
+    /// let mut in_pool = [false; 3];
+    /// let body_in_pool = pool.in_place_scope(|s| {
+    ///     for flag in in_pool.iter_mut() {
+    ///         s.spawn(move |_| *flag = weft::current_worker_index().is_some());
+    ///     }
+    ///     weft::current_worker_index().is_some()
+    /// });
+    /// assert_eq!((body_in_pool, in_pool), (false, [true; 3]));
+    /// ```
+    pub fn in_place_scope<'scope, OP, R>(&self, op: OP) -> R
+    where
+        OP: FnOnce(&Scope<'scope>) -> R,
+    {
+        // The caller borrows `self`, so the pool stays open for the scope.
+        crate::api::scope::run_scope(&self.registry, false, op)
+    }
+
+    /// As [`Pool::in_place_scope`], with a FIFO scope. rayon's
+    /// `ThreadPool::in_place_scope_fifo`.
+    ///
+    /// ```
+    /// let pool = weft::Pool::builder().workers(1).build().unwrap();
+    /// let order = std::sync::Mutex::new(Vec::new());
+    /// pool.in_place_scope_fifo(|s| {
+    ///     // One task that spawns the rest: spawned on the worker, in order.
+    ///     s.spawn(|s| {
+    ///         for i in 0..4 {
+    ///             let order = &order;
+    ///             s.spawn(move |_| order.lock().unwrap().push(i));
+    ///         }
+    ///     });
+    /// });
+    /// assert_eq!(order.into_inner().unwrap(), [0, 1, 2, 3]);
+    /// ```
+    pub fn in_place_scope_fifo<'scope, OP, R>(&self, op: OP) -> R
+    where
+        OP: FnOnce(&ScopeFifo<'scope>) -> R,
+    {
+        crate::api::scope::run_scope(&self.registry, true, op)
+    }
+
     /// Runs `op` once on every worker, in parallel, and returns the results in
     /// worker order. `op` gets the index of the worker it runs on (what
     /// rayon's `BroadcastContext::index` gives). If calls panic, the first
@@ -327,6 +398,69 @@ impl Handle {
         F: FnOnce() + Send + 'static,
     {
         task::spawn_in(&self.registry, task).map_err(SpawnError::closed)
+    }
+
+    /// As [`Pool::spawn_fifo`], or gives `task` back if the pool was dropped.
+    ///
+    /// ```
+    /// let pool = weft::Pool::builder().workers(1).build().unwrap();
+    /// let handle = pool.handle();
+    /// let (sender, receiver) = std::sync::mpsc::channel();
+    /// assert!(handle.spawn_fifo(move || sender.send("ran").unwrap()).is_ok());
+    /// assert_eq!(receiver.recv().unwrap(), "ran");
+    /// drop(pool);
+    /// assert!(handle.spawn_fifo(|| ()).unwrap_err().is_closed());
+    /// ```
+    pub fn spawn_fifo<F>(&self, task: F) -> Result<(), SpawnError<F>>
+    where
+        F: FnOnce() + Send + 'static,
+    {
+        task::spawn_fifo_in(&self.registry, task).map_err(SpawnError::closed)
+    }
+
+    /// As [`Pool::spawn_broadcast`], or gives `op` back if the pool was
+    /// dropped: either every worker gets its call, or none does.
+    ///
+    /// Called on one of the pool's workers, each call is queued at once, as
+    /// `Pool::spawn_broadcast` does; from outside, one job goes through the
+    /// pool's global queue and queues the calls when a worker runs it, so
+    /// they are queued behind whatever was pinned to the workers by then
+    /// (including a [`Handle::spawn_on`] made after this returns).
+    ///
+    /// ```
+    /// let pool = weft::Pool::builder().workers(2).build().unwrap();
+    /// let handle = pool.handle();
+    /// let (sender, receiver) = std::sync::mpsc::channel();
+    /// handle.spawn_broadcast(move |index| sender.send(index).unwrap()).unwrap();
+    /// let mut seen: Vec<usize> = receiver.iter().take(2).collect();
+    /// seen.sort();
+    /// assert_eq!(seen, [0, 1]);
+    /// drop(pool);
+    /// assert!(handle.spawn_broadcast(|_| ()).unwrap_err().is_closed());
+    /// ```
+    pub fn spawn_broadcast<OP>(&self, op: OP) -> Result<(), SpawnError<OP>>
+    where
+        OP: Fn(usize) + Send + Sync + 'static,
+    {
+        if crate::context::worker_of(&self.registry).is_some() {
+            // A worker's own task keeps the pool from draining meanwhile, but
+            // a dropped pool refuses spawns through a handle, as `spawn` does.
+            if self.registry.is_closed() {
+                return Err(SpawnError::closed(op));
+            }
+            spawn_broadcast_in(&self.registry, op);
+            return Ok(());
+        }
+        // Queued as one job, so that a pool dropped meanwhile refuses all of
+        // it: the job runs on a worker, which then queues every call.
+        let registry = Arc::clone(&self.registry);
+        self.registry
+            .inject(op, move |op| {
+                let queue_calls = move || spawn_broadcast_in(&registry, op);
+                // SAFETY: the job owns what it uses (`OP: 'static`).
+                unsafe { ClosureJob::new_ref(queue_calls) }
+            })
+            .map_err(SpawnError::closed)
     }
 
     /// As [`Pool::spawn_on`], or gives `task` back: if the pool was dropped,
