@@ -97,14 +97,21 @@ fn run_case(case: &str) {
 /// Every case, by the name the parent passes in `WEFT_EDGE_CASE`.
 const CASES: &[(&str, fn())] = &[
     ("shutdown-races-spawns", || {
-        shutdown_races_spawns(false, &[2, 3, 4])
+        shutdown_races_spawns(Via::Spawn, &[2, 3, 4])
     }),
     ("shutdown-races-spawn-on", || {
-        shutdown_races_spawns(true, &[2, 3, 4])
+        shutdown_races_spawns(Via::SpawnOn, &[2, 3, 4])
+    }),
+    ("shutdown-races-spawn-fifo", || {
+        shutdown_races_spawns(Via::SpawnFifo, &[2, 3, 4])
+    }),
+    ("shutdown-races-spawn-broadcast", || {
+        shutdown_races_spawns(Via::SpawnBroadcast, &[2, 3, 4])
     }),
     ("shutdown-races-spawns-many-workers", || {
-        shutdown_races_spawns(false, &[16, 32, 64])
+        shutdown_races_spawns(Via::Spawn, &[16, 32, 64])
     }),
+    ("shutdown-races-aborts", shutdown_races_aborts),
     ("shutdown-races-wakes", shutdown_races_wakes),
     ("start-hook-spawns", start_hook_spawns),
     ("stop-hook-spawns", stop_hook_spawns),
@@ -338,10 +345,20 @@ fn pool_still_works(pool: &Pool) {
 
 // --- 1. shutdown racing spawns and wake-ups -------------------------------
 
+/// Which `Handle` call the spawning threads of [`shutdown_races_spawns`] use.
+#[derive(Clone, Copy, Debug)]
+enum Via {
+    Spawn,
+    SpawnOn,
+    SpawnFifo,
+    /// Each accepted call runs once on every worker.
+    SpawnBroadcast,
+}
+
 /// Threads spawn through a `Handle` as fast as they can while the pool is
 /// dropped: every drop returns, every spawn after it fails, and every spawn
-/// that was accepted ran exactly once.
-fn shutdown_races_spawns(pinned: bool, worker_counts: &[usize]) {
+/// that was accepted ran exactly once (a broadcast once per worker).
+fn shutdown_races_spawns(via: Via, worker_counts: &[usize]) {
     let started = Instant::now();
     let mut round = 0;
     while round < 100 && (round < 10 || started.elapsed() < Duration::from_secs(5)) {
@@ -361,18 +378,19 @@ fn shutdown_races_spawns(pinned: bool, worker_counts: &[usize]) {
                     barrier.wait();
                     loop {
                         let ran = Arc::clone(&ran);
-                        let task = move || {
-                            ran.fetch_add(1, SeqCst);
+                        let (refused, runs) = match via {
+                            Via::Spawn => (handle.spawn(move || bump(&ran)).is_err(), 1),
+                            Via::SpawnOn => (handle.spawn_on(0, move || bump(&ran)).is_err(), 1),
+                            Via::SpawnFifo => (handle.spawn_fifo(move || bump(&ran)).is_err(), 1),
+                            Via::SpawnBroadcast => (
+                                handle.spawn_broadcast(move |_| bump(&ran)).is_err(),
+                                workers,
+                            ),
                         };
-                        let result = if pinned {
-                            handle.spawn_on(0, task)
-                        } else {
-                            handle.spawn(task)
-                        };
-                        if result.is_err() {
+                        if refused {
                             break;
                         }
-                        accepted.fetch_add(1, SeqCst);
+                        accepted.fetch_add(runs, SeqCst);
                     }
                     assert!(handle.is_closed());
                     assert!(handle.spawn(|| ()).is_err(), "a spawn after the drop");
@@ -388,10 +406,83 @@ fn shutdown_races_spawns(pinned: bool, worker_counts: &[usize]) {
         assert_eq!(
             ran.load(SeqCst),
             accepted.load(SeqCst),
-            "round {round}: tasks accepted by Handle::spawn{} did not all run by the drop",
-            if pinned { "_on" } else { "" }
+            "round {round}: tasks accepted through {via:?} did not all run by the drop",
         );
         round += 1;
+    }
+}
+
+fn bump(count: &AtomicUsize) {
+    count.fetch_add(1, SeqCst);
+}
+
+/// A closure that records whether it ran, and whether it was dropped unrun.
+struct Tally {
+    ran: Arc<AtomicUsize>,
+    dropped_unrun: Arc<AtomicUsize>,
+    done: bool,
+}
+
+impl Tally {
+    fn run(mut self) {
+        self.done = true;
+        bump(&self.ran);
+    }
+}
+
+impl Drop for Tally {
+    fn drop(&mut self) {
+        if !self.done {
+            bump(&self.dropped_unrun);
+        }
+    }
+}
+
+/// One thread aborts tasks while their pool is dropped and its workers
+/// start them: every task either ran or was dropped unrun, exactly once,
+/// and every handle reports which (`Aborted` only for an unrun one).
+fn shutdown_races_aborts() {
+    for round in 0..40 {
+        let pool = Pool::builder().workers(2 + round % 3).build().unwrap();
+        let ran = counter();
+        let dropped_unrun = counter();
+        let handles: Vec<JoinHandle<()>> = (0..64)
+            .map(|_| {
+                let tally = Tally {
+                    ran: Arc::clone(&ran),
+                    dropped_unrun: Arc::clone(&dropped_unrun),
+                    done: false,
+                };
+                pool.spawn_with_handle(move || tally.run())
+            })
+            .collect();
+        let handles = Arc::new(handles);
+        let aborter = {
+            let handles = Arc::clone(&handles);
+            thread::spawn(move || {
+                for handle in handles.iter().rev() {
+                    handle.abort();
+                }
+            })
+        };
+        drop(pool);
+        aborter.join().expect("aborting thread");
+        assert_eq!(
+            ran.load(SeqCst) + dropped_unrun.load(SeqCst),
+            64,
+            "round {round}: a task neither ran nor was dropped, or both"
+        );
+        let handles = Arc::try_unwrap(handles).expect("the aborter is done");
+        let aborted = handles
+            .into_iter()
+            .map(|handle| join_within(handle, "a task of a dropped pool"))
+            .filter(|result| {
+                result
+                    .as_ref()
+                    .is_err_and(|payload| payload.is::<weft::Aborted>())
+            })
+            .count();
+        assert_eq!(aborted, dropped_unrun.load(SeqCst), "round {round}");
     }
 }
 
@@ -511,10 +602,14 @@ fn stop_hook_spawns() {
             Pool::builder()
                 .workers(workers)
                 .on_thread_stop(move |_| {
-                    let ran = Arc::clone(&ran);
-                    weft::spawn(move || {
-                        ran.fetch_add(1, SeqCst);
-                    });
+                    // Every way of queuing work from a worker: LIFO, FIFO, a
+                    // broadcast to every worker (all of them stopping too),
+                    // and a join whose second half others may take.
+                    let (lifo, fifo, each) = (Arc::clone(&ran), Arc::clone(&ran), Arc::clone(&ran));
+                    weft::spawn(move || bump(&lifo));
+                    weft::spawn_fifo(move || bump(&fifo));
+                    weft::spawn_broadcast(move |_| bump(&each));
+                    weft::join(|| bump(&ran), || bump(&ran));
                 })
                 .build()
                 .unwrap()
@@ -525,7 +620,7 @@ fn stop_hook_spawns() {
         drop(pool);
         assert_eq!(
             ran.load(SeqCst),
-            workers,
+            workers * (4 + workers),
             "round {round}: tasks spawned by stop hooks had not all run when drop returned"
         );
     }
@@ -871,6 +966,25 @@ fn bomb_in_join() {
     }
     let result = panic::catch_unwind(|| weft::join(throw_bomb, throw_bomb));
     assert!(forget_panic(result));
+    // The second half taken by another worker (the first waits for it to
+    // start and never joins again, so it is forced off the join stack), both
+    // halves throwing bombs: the stolen half's payload is dropped safely.
+    for _ in 0..5 {
+        let started = AtomicBool::new(false);
+        let result = panic::catch_unwind(AssertUnwindSafe(|| {
+            pool.join(
+                || {
+                    assert!(eventually(WAIT, || started.load(SeqCst)), "b never started");
+                    throw_bomb()
+                },
+                || {
+                    started.store(true, SeqCst);
+                    throw_bomb()
+                },
+            )
+        }));
+        assert!(forget_panic(result));
+    }
     pool_still_works(&pool);
     drop(pool);
 }
@@ -2802,6 +2916,9 @@ macro_rules! edge_tests {
 edge_tests! {
     shutdown_races_spawns_through_handles => "shutdown-races-spawns",
     shutdown_races_pinned_spawns_through_handles => "shutdown-races-spawn-on",
+    shutdown_races_fifo_spawns_through_handles => "shutdown-races-spawn-fifo",
+    shutdown_races_broadcasts_through_handles => "shutdown-races-spawn-broadcast",
+    shutdown_races_aborts_of_queued_tasks => "shutdown-races-aborts",
     shutdown_races_spawns_with_many_workers => "shutdown-races-spawns-many-workers",
     shutdown_races_foreign_wakes_of_parked_futures => "shutdown-races-wakes",
     tasks_spawned_by_start_hooks_all_run => "start-hook-spawns",

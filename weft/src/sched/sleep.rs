@@ -132,7 +132,11 @@
 //!    whose first sweep finds nothing parks again at once while the bound is exceeded
 //!    ([`Sleep::too_many_searching`]). So at most `max_searching` workers spin past
 //!    one sweep. Searchers give up after the spin time (the caller's loop) and only
-//!    searchers sweep other queues.
+//!    searchers sweep other queues again and again; the one exception is a task's
+//!    own call to `weft::yield_now`, one sweep by a working worker for one task
+//!    (worker.rs, `yield_once`), which the cases of invariant 1 allow: a worker
+//!    that takes a task without being counted as a searcher only leaves a
+//!    claimed searcher less to find.
 //!
 //! 4. **Idle is parked.** A sleeper blocks on its slot's condition variable with no
 //!    timeout; only a delivered [`Wake`] ends it. Nothing in the protocol ticks.
