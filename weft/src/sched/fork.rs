@@ -38,7 +38,15 @@ where
     let index = unsafe { worker.push_join(job_b.as_job_ref()) };
     let result_a = panic::catch_unwind(AssertUnwindSafe(|| a(injected)));
     let reclaimed = match index {
-        Some(index) if worker.pop_join(index) => true,
+        Some(index) if worker.pop_join(index) => {
+            // A join inside a future's poll: what `a` woke went to the
+            // `next` slot; `b` may run long, so it goes where thieves see it
+            // (as `reclaim_or_wait` does below).
+            if worker.is_polling() {
+                worker.flush_next();
+            }
+            true
+        }
         // Taken from the join stack, or never on it (a full stack put it
         // on the local queue): it may still be on the local queue.
         _ => reclaim_or_wait(worker, &job_b),
