@@ -184,10 +184,9 @@ impl JoinStack {
 
     /// Owner only: takes back the half at `index`, which the caller pushed
     /// (and every half pushed since has been taken back). Returns whether
-    /// it came back; false means someone took it, and the stack is empty:
-    /// a thief or a share took it from the top with every older half, or a
-    /// wait of the owner's own ran it ([`pop_newest`]; only halves pushed
-    /// since, and taken back since, were above it).
+    /// it came back; false means someone took it: a thief or a share, from
+    /// the top with every older half (the stack is then empty), or a wait
+    /// of the owner's own ([`pop_newest`]; older halves may remain below).
     ///
     /// [`pop_newest`]: JoinStack::pop_newest
     #[inline(always)]
