@@ -42,41 +42,67 @@
 //! is unavailable both sides use ordinary fences. No timer or heartbeat
 //! runs: an idle pool stays parked.
 //!
-//! ## Waiting on a worker helps
+//! ## Waiting inside a task
 //!
-//! When a worker thread waits — in `join`, `scope`, `install`,
-//! [`JoinHandle::join`], or on a [`WaitGroup`], [`Event`], [`Ticket`] or
-//! [`Condvar`] — it runs other queued tasks of its pool until its condition
-//! holds. A pool whose workers all wait on tasks that are still queued
-//! therefore makes progress instead of deadlocking.
+//! A task that waits — in `join` for a half another worker runs, `scope`,
+//! `install`, [`JoinHandle::join`], [`block_on`], or on a [`WaitGroup`],
+//! [`Event`], [`Ticket`] or [`Condvar`] — *suspends*, as a task on marl's
+//! fibers does: every task runs on a fiber (a stack of its worker's), and a
+//! wait whose condition does not hold switches its worker to another fiber,
+//! which goes on running the pool's other tasks. When the condition holds,
+//! the task resumes on the same worker thread (its thread-locals and any
+//! `!Send` guard it holds stay valid), ahead of the worker's new work. So
+//! tasks may wait for each other in any shape — a chain of tasks each waiting
+//! for the previous one's event, two tasks handing a baton back and forth,
+//! a thousand tickets served in order, on one worker or many — and the pool
+//! neither deadlocks nor loses a worker to the wait.
 //!
-//! The known limit of this approach: a helping worker runs the other task on
-//! top of its own stack, so it can only return from its wait once that task
-//! returns. If the helped task itself waits for something that only the
-//! helper's own task will do after its wait returns, the two wait on each
-//! other and the worker deadlocks. marl's `event-chain` (task *i* waits on
-//! event *i*, then signals *i + 1*), `event-baton` (two tasks hand control back
-//! and forth) and `ticket` benchmarks are of this shape when their tasks are
-//! queued in the pool they wait in. Two ways out, both deadlock-free:
+//! A task that never waits pays nothing for this: it runs on the fiber's
+//! stack as a plain call, with no switch and no allocation. A wait that
+//! suspends costs two stack switches (a few nanoseconds each) and, the first
+//! time a worker needs one more fiber, a stack mapping; idle fibers are kept
+//! and reused (up to 1,024 a worker). The sizes: each fiber's stack has [`Builder::stack_size`]
+//! bytes (default [`DEFAULT_FIBER_STACK`], 2 MiB) reserved, of which the
+//! operating system commits only the pages the task touched; at most
+//! [`Builder::max_suspended`] tasks of a pool are suspended at once
+//! (default [`DEFAULT_MAX_SUSPENDED`]). Measured with 10,000 tasks suspended
+//! at once, each waiting on an event at a shallow depth: 4.3 KiB of resident
+//! memory per task (one touched stack page and the bookkeeping) and 2 MiB of
+//! reserved address space (docs/FIBERS.md; `cargo run --release -p weft
+//! --example suspended_memory` measures it).
 //!
-//! * futures: [`spawn_future`] with `wait_async` on the primitive, which hold
-//!   no worker while they wait (how `weft-bench` runs those three shapes);
-//! * [`blocking`]: a wait inside `weft::blocking(|| event.wait())` blocks the
-//!   thread instead of helping, and a spare thread takes the worker's place
-//!   meanwhile, so the pool keeps its capacity (about one thread wake a call).
+//! Timed waits (`wait_timeout`, `wait_deadline`) suspend too: the worker
+//! resumes the task at its deadline (or when the task it is running then
+//! returns), parking until then if it has nothing else to do. No timer thread exists; a pool with no timed wait parks with
+//! no timeout.
 //!
-//! Waits on work the waiting task spawned itself (fork-join through a
-//! `WaitGroup`, `JoinHandle` or `scope`) are safe as long as those tasks do
-//! not in turn wait for the waiting task.
+//! Where a wait cannot suspend, the worker instead runs other queued tasks
+//! on top of the waiting one until the condition holds (helping, what weft
+//! did before fibers):
 //!
-//! Helping also nests on the stack: a queued task that waits while its
-//! worker is already helping runs the next task on top of both. Tasks that
-//! each block on one event nobody has signalled yet pile up one frame chain
-//! per task on their worker's stack: with the default 2 MiB worker stack,
-//! about 3,700 such waits nest in a release build and about 1,500 in a debug
-//! build (one worker, tasks that each call `Event::wait`) before the thread
-//! overflows its stack and the process aborts. [`Builder::stack_size`] moves
-//! the limit in proportion; so do the two ways out above, which do not nest.
+//! * on targets without fibers (anything but x86_64 and AArch64), under loom
+//!   and Miri, and in a pool built with [`Builder::fibers`]`(false)`;
+//! * when the pool already has [`Builder::max_suspended`] tasks suspended,
+//!   or a new fiber's stack cannot be mapped;
+//! * on the spare threads of [`blocking`], and in a wait made while the
+//!   thread unwinds from a panic (in a destructor).
+//!
+//! Helping keeps queued work moving, but the helped task sits on top of the
+//! waiting one, which cannot return before it: if the helped task waits for
+//! something only the task beneath will do after its own wait, the two
+//! deadlock. Helping also nests on the stack (about 3,700 waits deep with a
+//! 2 MiB stack in a release build before the thread overflows). Futures
+//! ([`spawn_future`] with `wait_async`) and [`blocking`] are the ways out
+//! there.
+//!
+//! Two things suspension cannot fix. A task that waits while it holds a
+//! lock that is not weft's (a `std::sync::Mutex` guard, say) keeps holding
+//! it while suspended; another task on the same worker that then blocks on
+//! that lock blocks the worker's thread, and with it the suspended holder:
+//! release such locks before a weft wait ([`Condvar`] does so for the mutex
+//! it is given), or take them inside [`blocking`]. And a wait on something
+//! only a thread outside the pool will do simply waits, suspended, holding
+//! its fiber until then.
 //!
 //! ## Blocking calls
 //!
@@ -207,7 +233,8 @@ pub mod trace;
 
 #[cfg(not(loom))]
 pub use crate::api::builder::{
-    BuildError, Builder, DEFAULT_MAX_BLOCKING, DEFAULT_SPIN, MIN_STACK_SIZE, WORKERS_ENV,
+    BuildError, Builder, DEFAULT_FIBER_STACK, DEFAULT_MAX_BLOCKING, DEFAULT_MAX_SUSPENDED,
+    DEFAULT_SPIN, MIN_STACK_SIZE, WORKERS_ENV,
 };
 #[cfg(not(loom))]
 pub use crate::api::join::{join, join_context, FnContext};

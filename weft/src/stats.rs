@@ -30,6 +30,7 @@ fn snapshot(registry: &Registry) -> Stats {
     let mut stats = Stats::new(workers, seats.collect());
     stats.searching_now = counts.searching as usize;
     stats.sleeping_now = counts.sleeping as usize;
+    stats.suspended_now = registry.suspend_budget.current();
     stats
 }
 
@@ -42,6 +43,8 @@ fn worker_stats(counters: &WorkerCounters, tasks_run: u64) -> WorkerStats {
         failed_steals: read(&counters.failed_steals),
         join_halves_shared: read(&counters.halves_shared),
         join_halves_forced: read(&counters.halves_forced),
+        waits_suspended: read(&counters.suspensions),
+        fibers_created: read(&counters.fibers_created),
         parks: read(&counters.parks),
         wakeups: read(&counters.wakeups),
         wakeups_without_work: read(&counters.wakeups_without_work),
@@ -67,6 +70,11 @@ pub struct WorkerStats {
     /// Second halves of other workers' `join`s it took by force, when the
     /// owner did not answer a request in time (counted in `tasks_stolen`).
     pub join_halves_forced: u64,
+    /// Waits of its tasks that suspended the task's fiber, the worker going
+    /// on with other tasks meanwhile (crate docs, "Waiting on a worker").
+    pub waits_suspended: u64,
+    /// Fibers (task stacks) it created; idle ones are reused.
+    pub fibers_created: u64,
     /// Times it parked.
     pub parks: u64,
     /// Times it was woken to look for a new task.
@@ -86,6 +94,8 @@ impl WorkerStats {
         self.failed_steals += other.failed_steals;
         self.join_halves_shared += other.join_halves_shared;
         self.join_halves_forced += other.join_halves_forced;
+        self.waits_suspended += other.waits_suspended;
+        self.fibers_created += other.fibers_created;
         self.parks += other.parks;
         self.wakeups += other.wakeups;
         self.wakeups_without_work += other.wakeups_without_work;
@@ -118,6 +128,8 @@ pub struct Stats {
     pub searching_now: usize,
     /// Workers parked (or about to park) when the snapshot was taken.
     pub sleeping_now: usize,
+    /// Tasks suspended in a wait when the snapshot was taken.
+    pub suspended_now: usize,
 }
 
 impl Stats {
@@ -131,6 +143,7 @@ impl Stats {
             spares,
             searching_now: 0,
             sleeping_now: 0,
+            suspended_now: 0,
         }
     }
 
@@ -183,8 +196,8 @@ impl fmt::Display for Stats {
         row(f, "total", &self.total())?;
         write!(
             f,
-            "now: {} searching, {} parked",
-            self.searching_now, self.sleeping_now
+            "now: {} searching, {} parked, {} tasks suspended",
+            self.searching_now, self.sleeping_now, self.suspended_now
         )
     }
 }

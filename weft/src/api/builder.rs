@@ -8,6 +8,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::api::pool::Pool;
+use crate::sched::fiber::FiberSettings;
+pub use crate::sched::fiber::{DEFAULT_FIBER_STACK, DEFAULT_MAX_SUSPENDED};
 use crate::sched::registry::{Hooks, PanicHandler, Registry, ThreadHook};
 use crate::sched::sleep::MAX_WORKERS;
 use crate::sched::spares::Spares;
@@ -138,6 +140,8 @@ pub struct Builder {
     spin: Option<Duration>,
     thread_name: Option<NameFn>,
     stack_size: Option<usize>,
+    fibers: Option<bool>,
+    max_suspended: Option<usize>,
     on_thread_start: Option<ThreadHook>,
     on_thread_stop: Option<ThreadHook>,
     panic_handler: Option<PanicHandler>,
@@ -154,6 +158,8 @@ impl fmt::Debug for Builder {
             .field("max_blocking", &self.max_blocking)
             .field("spin", &self.spin)
             .field("stack_size", &self.stack_size)
+            .field("fibers", &self.fibers)
+            .field("max_suspended", &self.max_suspended)
             .field("pin_workers", &self.pin_workers)
             .field("trace", &self.trace_setting())
             .finish_non_exhaustive()
@@ -212,9 +218,49 @@ impl Builder {
         self
     }
 
-    /// Stack size of each worker in bytes. Default: the standard library's.
+    /// Stack size in bytes of each task stack (fiber) and of each worker
+    /// thread. Tasks run on their worker's fibers (crate docs, "Waiting
+    /// inside a task"), each a stack of this size: reserved up front,
+    /// committed by the operating system only as it is touched, with a guard
+    /// page below it. Default: [`DEFAULT_FIBER_STACK`] (2 MiB, what the
+    /// standard library gives a thread) for fibers, the standard library's
+    /// default for the threads.
+    ///
+    /// Overflowing a fiber's stack hits its guard page and the process is
+    /// killed by a segmentation fault (the standard library's "stack
+    /// overflow" message is printed only for thread stacks).
     pub fn stack_size(mut self, bytes: usize) -> Self {
         self.stack_size = Some(bytes);
+        self
+    }
+
+    /// Whether a task that waits on weft (a [`WaitGroup`], [`Event`],
+    /// [`Ticket`], [`Condvar`], [`JoinHandle::join`], a `join` half another
+    /// worker runs, a `scope`) suspends, its worker going on with other
+    /// tasks. Default: true where fibers are supported (x86_64 and AArch64;
+    /// not under loom or Miri). With `false`, or where they are not
+    /// supported, a waiting worker runs other queued tasks on top of the
+    /// waiting one instead (crate docs, "Waiting inside a task"), which
+    /// deadlocks if one of those waits for the task beneath it.
+    ///
+    /// [`WaitGroup`]: crate::WaitGroup
+    /// [`Event`]: crate::Event
+    /// [`Ticket`]: crate::Ticket
+    /// [`Condvar`]: crate::Condvar
+    /// [`JoinHandle::join`]: crate::JoinHandle::join
+    pub fn fibers(mut self, suspend: bool) -> Self {
+        self.fibers = Some(suspend);
+        self
+    }
+
+    /// The most tasks of this pool suspended in a wait at once. Default:
+    /// [`DEFAULT_MAX_SUSPENDED`] (each suspended task holds a stack of
+    /// [`stack_size`](Builder::stack_size) bytes reserved, of which it
+    /// commits what it touched). A wait beyond the cap does not suspend: its
+    /// worker runs other tasks on top of it until it ends, as with
+    /// [`fibers(false)`](Builder::fibers).
+    pub fn max_suspended(mut self, tasks: usize) -> Self {
+        self.max_suspended = Some(tasks);
         self
     }
 
@@ -363,6 +409,11 @@ impl Builder {
             panic_handler: self.panic_handler,
             on_thread_start: self.on_thread_start,
             on_thread_stop: self.on_thread_stop,
+            fibers: FiberSettings {
+                enabled: self.fibers.unwrap_or(true),
+                stack_size: self.stack_size.unwrap_or(DEFAULT_FIBER_STACK),
+                max_suspended: self.max_suspended.unwrap_or(DEFAULT_MAX_SUSPENDED),
+            },
             #[cfg(feature = "trace")]
             trace: self
                 .trace

@@ -30,9 +30,9 @@ impl Wake for BlockOnWaker {
 
 /// Runs `future` to completion on the calling thread and returns its output.
 ///
-/// On a pool worker, the worker runs other tasks of its pool while the future
-/// is pending (as every wait in weft does; see the crate docs, "Waiting on a
-/// worker helps", for the limit of that); any other thread parks.
+/// In a pool task, the task suspends while the future is pending and its
+/// worker runs other tasks (as every wait in weft does; see the crate docs,
+/// "Waiting inside a task"); any other thread parks.
 ///
 /// ```
 /// let pool = weft::Pool::builder().workers(2).build().unwrap();

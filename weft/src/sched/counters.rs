@@ -16,6 +16,10 @@ pub(crate) struct WorkerCounters {
     /// Join halves this seat took from another seat's join stack by force
     /// (counted in `stolen` too).
     pub(crate) halves_forced: AtomicU64,
+    /// Waits of tasks on this seat that suspended their fiber (fiber.rs).
+    pub(crate) suspensions: AtomicU64,
+    /// Fibers this seat created (each a stack).
+    pub(crate) fibers_created: AtomicU64,
     pub(crate) parks: AtomicU64,
     pub(crate) wakeups: AtomicU64,
     pub(crate) wakeups_without_work: AtomicU64,

@@ -71,7 +71,8 @@ where
 
 /// Pops jobs until our own `job_b` comes back (returns true: run it inline) or
 /// until it was stolen and has finished (returns false). Jobs above ours on the
-/// queue were pushed by `a` and are run on the way.
+/// queue were pushed by `a`: on a fiber the task suspends rather than run
+/// them, elsewhere they are run on the way.
 #[cold]
 fn reclaim_or_wait<F, R>(worker: &WorkerThread, job_b: &StackJob<OwnerLatch, F, R>) -> bool
 where
@@ -86,6 +87,16 @@ where
             Some(job) if job_b.is_referenced_by(&job) => {
                 worker.flush_next();
                 return true;
+            }
+            Some(job) if worker.fibers().can_suspend() => {
+                // A task `a` queued: run here it would sit on top of this
+                // one, which could not go on before it returns, and it may
+                // wait for what this task does after the join (fiber.rs).
+                // It goes back, and this task suspends until the fiber that
+                // takes over the loop has run it and `b`.
+                worker.push_uncounted(job);
+                worker.wait_for_stolen_half(&|| job_b.latch().probe());
+                return false;
             }
             Some(job) => worker.execute(job),
             None => {

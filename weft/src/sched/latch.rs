@@ -1,12 +1,15 @@
 //! Latches: one-shot "done" flags that a waiting owner blocks on, set by whoever
-//! finishes the owner's work. Setting one wakes the owner: a worker through its
-//! sleep slot (it may be parked while helping), any other thread by unparking it.
+//! finishes the owner's work. Setting one wakes the owner: a task on a fiber
+//! by queueing its fiber to resume (fiber.rs), a worker waiting without one
+//! through its sleep slot (it may be parked while helping), any other thread
+//! by unparking it.
 
 use std::sync::Arc;
 
 use crate::facade::thread::{self, Thread};
 use crate::facade::{AtomicBool, AtomicUsize, Ordering};
 
+use crate::sched::fiber::FiberCell;
 use crate::sched::registry::Registry;
 use crate::sched::worker::WorkerThread;
 
@@ -29,6 +32,9 @@ enum Owner {
     Worker {
         registry: *const Arc<Registry>,
         index: usize,
+        /// The fiber the owner's task runs on, null if none: its cell,
+        /// alive while the owner waits (fiber.rs).
+        fiber: *const FiberCell,
     },
     /// A thread outside the pool, blocked in `thread::park`.
     Thread(Thread),
@@ -67,6 +73,7 @@ impl OwnerLatch {
             owner: Owner::Worker {
                 registry: worker.registry_arc() as *const Arc<Registry>,
                 index: worker.index(),
+                fiber: worker.fibers().current_cell(),
             },
         }
     }
@@ -99,8 +106,18 @@ impl Latch for OwnerLatch {
         // everything needed afterwards is copied out first.
         unsafe {
             match &(*this).owner {
-                Owner::Worker { registry, index } => {
+                Owner::Worker {
+                    registry,
+                    index,
+                    fiber,
+                } => {
                     let index = *index;
+                    // The cell too must outlive the store: a reference of
+                    // our own, taken while the owner still waits.
+                    let fiber = (!fiber.is_null()).then(|| {
+                        Arc::increment_strong_count(*fiber);
+                        Arc::from_raw(*fiber)
+                    });
                     let registry: &Arc<Registry> = &**registry;
                     // The owner may finish, and its pool shut down, once `done` is
                     // visible. A setter that is a worker of the same pool keeps the
@@ -113,7 +130,14 @@ impl Latch for OwnerLatch {
                     // Release: publishes the job's result to the owner's Acquire probe.
                     // `wake_worker` fences before it looks at the owner's slot.
                     (*this).done.store(true, Ordering::Release);
-                    (*registry_ptr).sleep.wake_worker(index);
+                    match fiber {
+                        // The cell's wake queues the fiber if it suspended,
+                        // and wakes the seat in any case (it may be helping).
+                        Some(fiber) => fiber.wake(),
+                        None => {
+                            (*registry_ptr).sleep.wake_worker(index);
+                        }
+                    }
                     drop(keep_alive);
                 }
                 Owner::Thread(thread) => {

@@ -5,7 +5,8 @@
 //! state one pool's workers share (`registry`: queues, drain books and the
 //! shutdown story), the wake/park protocol (`sleep`), the worker loop
 //! (`worker`), the spare seats that stand in for a blocked worker
-//! (`spares`), blocking a thread until a condition holds (`waiter`), the
+//! (`spares`), the fibers a waiting task suspends on (`fiber`), blocking a
+//! thread until a condition holds (`waiter`), the
 //! per-seat counters (`counters`) and event rings (`recorder`), the list of
 //! tasks that may wait for ever (`parked`) and the panic payloads weft drops
 //! (`unwind`). The task queues are crossbeam's (`deque`); `join`'s second
@@ -17,7 +18,9 @@
 //! `worker_loom_tests` runs the shipping worker loop, `join` (`fork`),
 //! registry and shutdown in loom's models; `sleep_loom_tests` checks the
 //! protocol on its own, in smaller models that reach deeper interleavings,
-//! and `join_stack_loom_tests` the join stack on its own.
+//! `join_stack_loom_tests` the join stack on its own and `fiber_loom_tests`
+//! the state machine of a fiber's wait (loom cannot follow the stack
+//! switch itself: under loom no wait suspends, and every wait helps).
 //!
 //! It imports only the crate-wide sync facade (`crate::facade`) and the
 //! thread's context (`crate::context`): nothing of the API (`crate::api`)
@@ -28,6 +31,7 @@
 pub(crate) mod barrier;
 pub(crate) mod counters;
 pub(crate) mod deque;
+pub(crate) mod fiber;
 pub(crate) mod fork;
 pub(crate) mod job;
 pub(crate) mod join_stack;
@@ -43,6 +47,8 @@ pub(crate) mod unwind;
 pub(crate) mod waiter;
 pub(crate) mod worker;
 
+#[cfg(all(test, loom))]
+mod fiber_loom_tests;
 #[cfg(all(test, loom))]
 mod join_stack_loom_tests;
 #[cfg(all(test, loom))]

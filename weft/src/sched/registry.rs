@@ -54,6 +54,7 @@ use crate::facade::{fence, lock, AtomicBool, AtomicU64, AtomicUsize, Mutex, Orde
 use crate::sched::barrier;
 use crate::sched::counters::WorkerCounters;
 use crate::sched::deque::{Injector, Stealer};
+use crate::sched::fiber::{FiberSettings, Resumable, SuspendBudget};
 use crate::sched::job::JobRef;
 use crate::sched::join_stack::JoinStack;
 use crate::sched::parked::ParkedTasks;
@@ -70,6 +71,8 @@ pub(crate) struct Hooks {
     pub(crate) panic_handler: Option<PanicHandler>,
     pub(crate) on_thread_start: Option<ThreadHook>,
     pub(crate) on_thread_stop: Option<ThreadHook>,
+    /// Whether and how waits suspend (fiber.rs).
+    pub(crate) fibers: FiberSettings,
     /// The event recorder, when `Builder::trace` turned tracing on.
     #[cfg(feature = "trace")]
     pub(crate) trace: Option<crate::sched::recorder::Tracer>,
@@ -246,6 +249,11 @@ pub(crate) struct Registry {
     pub(crate) yield_stealers: Box<[Stealer<JobRef>]>,
     /// ...and their join stacks, which the seat's thread owns.
     pub(crate) join_stacks: Box<[JoinStack]>,
+    /// One per seat: the seat's suspended fibers whose wait is over
+    /// (fiber.rs), which wakers on any thread queue there.
+    pub(crate) resumable: Box<[Resumable]>,
+    /// Tasks suspended right now, against `Builder::max_suspended`.
+    pub(crate) suspend_budget: SuspendBudget,
     /// One queue per worker for `spawn_on`: only its owner takes from it.
     pinned: Box<[Injector<JobRef>]>,
     pub(crate) spares: Spares,
@@ -294,6 +302,8 @@ impl Registry {
             stealers: stealers.into_boxed_slice(),
             yield_stealers: yield_stealers.into_boxed_slice(),
             join_stacks: (0..seats).map(|_| JoinStack::new()).collect(),
+            resumable: (0..seats).map(|_| Resumable::default()).collect(),
+            suspend_budget: SuspendBudget::new(hooks.fibers.max_suspended),
             pinned: (0..workers).map(|_| Injector::new()).collect(),
             spares,
             sleep: Sleep::new(seats, max_searching),

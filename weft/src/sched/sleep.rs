@@ -152,6 +152,29 @@
 //!    above allow for: work queued meanwhile finds it registered and wakes a
 //!    sleeper, and a wake delivered to it ends the watch.
 //!
+//! **Suspended tasks** (fiber.rs). A task that waits on a worker's fiber
+//! suspends, and the worker goes on with its loop on another fiber. The
+//! protocol sees nothing of it: a worker with suspended tasks is working,
+//! searching or sleeping like any other, so invariants 1 to 4 hold as they
+//! are. What a suspended task needs is that its own worker, and only that
+//! one, resumes it once its wait is over, which is a *reason of the
+//! worker's own*, as a latch set for a helping `join` or a pinned task is:
+//! the waker queues the fiber on the seat's resumable list, sets the list's
+//! flag, then calls [`Sleep::wake_worker`], whose SeqCst fence pairs with
+//! the worker's registration RMW (*publish reason; fence; check
+//! registered* against *register; fence; check reason*): either the waker
+//! sees the worker registered and wakes it, or the worker, which looks at
+//! its loop's condition after registering (the flag is part of it), sees
+//! the flag and stays awake. A worker that is not sleeping looks at the
+//! flag between tasks. So a resumed task is not lost, and it never wakes
+//! or needs another worker: no search, no notify, fan-out untouched. The
+//! loop gives way to it ahead of new work. Timed waits add one thing: a
+//! worker parks until the earliest deadline of its suspended timed waits
+//! (a timeout of its own, set only while such a wait exists), so an idle
+//! pool with none still parks with no timeout (invariant 4). A worker
+//! whose suspended task awaits a `join` half running elsewhere watches
+//! before it blocks, as a helping one does (invariant 4's watch).
+//!
 //! A worker is woken at most once per registration: whoever removes it from
 //! `sleepers` (under the lock) owns its wake-up and delivers exactly one [`Wake`],
 //! and every removal adjusts `sleeping` in the same critical section, so the count

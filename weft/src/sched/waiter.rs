@@ -1,6 +1,8 @@
-//! Blocking the calling thread until a condition holds, the way every wait in
-//! weft does it: a worker keeps running its pool's tasks meanwhile (so waits on
-//! queued tasks cannot deadlock the pool); any other thread parks.
+//! Blocking the calling task or thread until a condition holds, the way every
+//! wait in weft does it: a task on a worker's fiber suspends, and the worker
+//! goes on with other tasks (fiber.rs); a worker whose wait cannot suspend
+//! keeps running its pool's tasks on top of the wait (so waits on queued
+//! tasks still get them run); any other thread parks.
 //!
 //! Whoever makes the condition true afterwards calls [`Waiter::wake`] on the
 //! waiter that registered with it.
@@ -10,12 +12,15 @@ use std::sync::Arc;
 use crate::facade::thread::{self, Thread};
 use std::time::Instant;
 
+use crate::sched::fiber::FiberCell;
 use crate::sched::registry::Registry;
 use crate::sched::worker::WorkerThread;
 
 /// A thread blocked in [`block_until`], as the party that will wake it sees it.
 #[derive(Clone)]
 pub(crate) enum Waiter {
+    /// A task on a worker's fiber.
+    Fiber(Arc<FiberCell>),
     Worker {
         registry: Arc<Registry>,
         index: usize,
@@ -24,12 +29,15 @@ pub(crate) enum Waiter {
 }
 
 impl Waiter {
-    /// The calling thread as a waiter.
+    /// The calling task (on a fiber) or thread as a waiter.
     pub(crate) fn current() -> Waiter {
         match WorkerThread::current() {
-            Some(worker) => Waiter::Worker {
-                registry: Arc::clone(worker.registry_arc()),
-                index: worker.index(),
+            Some(worker) => match worker.fibers().current_handle() {
+                Some(fiber) => Waiter::Fiber(fiber),
+                None => Waiter::Worker {
+                    registry: Arc::clone(worker.registry_arc()),
+                    index: worker.index(),
+                },
             },
             None => Waiter::Thread(thread::current()),
         }
@@ -39,6 +47,7 @@ impl Waiter {
     /// harmless: the waiter checks its condition again.
     pub(crate) fn wake(&self) {
         match self {
+            Waiter::Fiber(fiber) => fiber.wake(),
             Waiter::Worker { registry, index } => {
                 registry.sleep.wake_worker(*index);
             }
@@ -49,6 +58,7 @@ impl Waiter {
     /// Whether two waiters are the same thread.
     pub(crate) fn same_as(&self, other: &Waiter) -> bool {
         match (self, other) {
+            (Waiter::Fiber(fiber), Waiter::Fiber(other)) => Arc::ptr_eq(fiber, other),
             (
                 Waiter::Worker { registry, index },
                 Waiter::Worker {

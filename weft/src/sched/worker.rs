@@ -1,7 +1,11 @@
 //! The worker loop: where a worker looks for its next task, how it searches other
-//! queues, and how it falls asleep. The same loop serves a worker that waits for
-//! something (`join`, a `WaitGroup`...): it runs other tasks until its condition
-//! holds, so workers that wait on queued tasks cannot deadlock the pool.
+//! queues, and how it falls asleep. It runs on a fiber (fiber.rs): a task that
+//! waits for something (`join`, a `WaitGroup`...) suspends its fiber and
+//! another fiber goes on with the loop. Where a wait cannot suspend (no
+//! fibers on this target or seat, the pool's cap on suspended tasks reached)
+//! the same loop serves the waiting task: it runs other tasks on top of it
+//! until its condition holds, so workers that wait on queued tasks still do
+//! not leave those tasks unrun.
 
 use std::cell::Cell;
 use std::panic::{self, AssertUnwindSafe};
@@ -14,6 +18,7 @@ use crate::sched::deque::{Steal, Stealer, Worker};
 use crate::context::WorkerGuard;
 use crate::sched::barrier;
 use crate::sched::counters::WorkerCounters;
+use crate::sched::fiber::Fibers;
 use crate::sched::job::JobRef;
 use crate::sched::join_stack::JoinStack;
 #[cfg(feature = "trace")]
@@ -103,6 +108,11 @@ pub(crate) struct WorkerThread {
     join_stack: *const JoinStack,
     tick: Cell<u32>,
     rng: Cell<u64>,
+    /// The fibers this worker's loop and tasks run on.
+    fibers: Fibers,
+    /// Whether a fiber of this worker has started the stop hook: the loop
+    /// may move from fiber to fiber, the hook runs once.
+    stop_hook_started: Cell<bool>,
 }
 
 /// Ends a poll's mark on its worker (see [`WorkerThread::enter_poll`]).
@@ -162,6 +172,31 @@ impl WorkerThread {
     #[inline]
     pub(crate) fn registry_arc(&self) -> &Arc<Registry> {
         &self.registry
+    }
+
+    #[inline(always)]
+    pub(crate) fn fibers(&self) -> &Fibers {
+        &self.fibers
+    }
+
+    /// Before this worker's running task suspends (fiber.rs): its `join`
+    /// halves still on the join stack move to the local queue, since the
+    /// next fiber's joins push onto the same stack and must find it empty
+    /// (join_stack.rs, invariant 3: the frames on a stack are nested), and
+    /// the task's poll mark is put aside for the loop. Returns the mark, for
+    /// [`WorkerThread::after_resume`].
+    pub(crate) fn before_suspend(&self) -> bool {
+        let stack = self.join_stack();
+        while let Some(job) = stack.take_oldest() {
+            self.publish(&self.local, job);
+        }
+        WorkerCounters::add(&self.stats().suspensions, 1);
+        self.polling.replace(false)
+    }
+
+    /// The suspended task resumes: its poll mark comes back.
+    pub(crate) fn after_resume(&self, polling: bool) {
+        self.polling.set(polling);
     }
 
     /// Whether this worker belongs to `registry`.
@@ -347,7 +382,9 @@ impl WorkerThread {
     /// workers hand the work back and forth, and a park per hand-off would put
     /// a wake-up on the critical path each time.
     pub(crate) fn wait_for_stolen_half(&self, done: &dyn Fn() -> bool) {
-        self.wait_loop(done, None, STOLEN_HALF_WATCH);
+        if self.fibers.suspend_until(self, done, None, true).is_none() {
+            self.wait_loop(done, None, STOLEN_HALF_WATCH);
+        }
     }
 
     /// As [`WorkerThread::wait_until`], giving up at `deadline`. Returns whether
@@ -357,7 +394,10 @@ impl WorkerThread {
         done: &dyn Fn() -> bool,
         deadline: Option<Instant>,
     ) -> bool {
-        self.wait_loop(done, deadline, Duration::ZERO)
+        match self.fibers.suspend_until(self, done, deadline, false) {
+            Some(held) => held,
+            None => self.wait_loop(done, deadline, Duration::ZERO),
+        }
     }
 
     /// The loop of every wait: own work first, then a search (if the protocol
@@ -447,6 +487,20 @@ impl WorkerThread {
         self.registry.terminate_if_drained();
         let expired = || deadline.is_some_and(|deadline| Instant::now() >= deadline);
         let stay_awake = done() || self.registry.is_terminating() || expired() || has_work(self);
+        // A suspended task waits for a join half another worker runs: the
+        // same watch as a helping `wait_for_stolen_half`'s (the loop's
+        // condition includes the suspended fibers' resumption).
+        let watch = if self.fibers.awaiting_halves() {
+            watch.max(STOLEN_HALF_WATCH)
+        } else {
+            watch
+        };
+        // The park also ends at the earliest deadline of a suspended timed
+        // wait, which the loop then expires (fiber.rs).
+        let park_deadline = match (deadline, self.fibers.next_timer()) {
+            (Some(own), Some(timer)) => Some(own.min(timer)),
+            (own, timer) => own.or(timer),
+        };
         if !stay_awake && !watch.is_zero() {
             self.watch_while_registered(done, watch);
         }
@@ -458,7 +512,7 @@ impl WorkerThread {
             trace_hook!(self.trace(EventKind::Park));
             let parked_at = Instant::now();
             let more_work = || self.registry.has_work_for(self.index);
-            let wake = match deadline {
+            let wake = match park_deadline {
                 None => Some(sleep.park(self.index, &more_work)),
                 Some(deadline) => sleep.park_until(self.index, deadline, &more_work),
             };
@@ -749,7 +803,7 @@ impl WorkerThread {
         }
     }
 
-    fn stats(&self) -> &WorkerCounters {
+    pub(crate) fn stats(&self) -> &WorkerCounters {
         &self.registry.stats[self.index]
     }
 
@@ -885,16 +939,46 @@ fn steal_from(mut steal: impl FnMut() -> Steal<JobRef>) -> Option<JobRef> {
 pub(crate) fn run(registry: Arc<Registry>, index: usize, queues: SeatQueues) {
     let pool = Arc::clone(&registry);
     run_seat(registry, index, queues, |worker| {
-        let registry = worker.registry_arc();
-        worker.wait_until(&|| registry.is_stopping());
-        worker.run_stop_hook();
-        worker.wait_until(&|| registry.is_terminating());
+        if !worker.fibers.run(worker, run_phases) {
+            run_phases(worker);
+        }
     });
     // Outside the worker context, as on the thread that drops a pool: the
     // futures' destructors may use weft.
     if pool.worker_exited() {
         pool.parked.abandon_waiting();
     }
+}
+
+/// The worker loop, on whichever fiber runs it (fiber.rs), or on the
+/// thread's own stack where there are none: tasks until the closed pool
+/// drains, the stop hook (once per worker), tasks until it drains again.
+/// Returns true once the pool has terminated, false as soon as a suspended
+/// fiber of this worker may resume: the fiber running this gives way to it,
+/// and the next fiber to run the loop starts it over from the top, where
+/// the phases already passed go by at once.
+fn run_phases(worker: &WorkerThread) -> bool {
+    let registry = &*worker.registry;
+    let give_way = || worker.fibers.should_give_way(worker);
+    // The loop's own waits: `wait_loop` rather than `wait_until`, which
+    // would suspend.
+    worker.wait_loop(
+        &|| registry.is_stopping() || give_way(),
+        None,
+        Duration::ZERO,
+    );
+    if give_way() {
+        return false;
+    }
+    if !worker.stop_hook_started.replace(true) {
+        worker.run_stop_hook();
+    }
+    worker.wait_loop(
+        &|| registry.is_terminating() || give_way(),
+        None,
+        Duration::ZERO,
+    );
+    !give_way()
 }
 
 /// Makes this thread the holder of seat `index` (a worker's, or a spare's: see
@@ -908,6 +992,13 @@ pub(crate) fn run_seat(
     body: impl FnOnce(&WorkerThread),
 ) {
     let join_stack: *const JoinStack = &registry.join_stacks[index];
+    // Spare seats (weft::blocking's stand-ins) come and go with their loan,
+    // and a suspended fiber would tie one to its thread: their tasks' waits
+    // help.
+    let fibers = Fibers::new(
+        registry.hooks.fibers.enabled && index < registry.num_workers(),
+        registry.hooks.fibers.stack_size,
+    );
     let worker = WorkerThread {
         local: queues.local,
         yielded: queues.yielded,
@@ -921,6 +1012,8 @@ pub(crate) fn run_seat(
         rng: Cell::new(
             0x9E37_79B9_7F4A_7C15 ^ (index as u64 + 1).wrapping_mul(0xBF58_476D_1CE4_E5B9),
         ),
+        fibers,
+        stop_hook_started: Cell::new(false),
     };
     let _current = WorkerGuard::enter(&worker);
     let registry = &*worker.registry;

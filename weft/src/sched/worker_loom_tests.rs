@@ -31,6 +31,45 @@ use crate::sched::spares::Spares;
 use crate::sched::threads::ThreadSetup;
 use crate::sched::worker::{self, SeatQueues, WorkerThread};
 
+/// A registry as `Builder::build` makes one (no spare seats, one sweep of
+/// spin), with the owner ends of its seats' queues: for the models that
+/// run workers on it, and for those that only need its shared state
+/// (fiber_loom_tests).
+pub(super) fn loom_registry(workers: usize) -> (Arc<Registry>, Vec<SeatQueues>) {
+    let mut locals = Vec::new();
+    let mut stealers = Vec::new();
+    let mut yield_stealers = Vec::new();
+    for _ in 0..workers {
+        let (queues, stealer, yield_stealer) = SeatQueues::new();
+        locals.push(queues);
+        stealers.push(stealer);
+        yield_stealers.push(yield_stealer);
+    }
+    let setup = ThreadSetup {
+        name: None,
+        stack_size: None,
+        workers,
+    };
+    let hooks = Hooks {
+        spin: Duration::ZERO,
+        panic_handler: None,
+        on_thread_start: None,
+        on_thread_stop: None,
+        fibers: crate::sched::fiber::FiberSettings::default(),
+        #[cfg(feature = "trace")]
+        trace: None,
+    };
+    let registry = Arc::new(Registry::new(
+        stealers,
+        yield_stealers,
+        workers,
+        Spares::new(workers, Vec::new(), setup),
+        (workers / 2).max(1),
+        hooks,
+    ));
+    (registry, locals)
+}
+
 /// A pool as `Builder::build` makes one (no spare seats, one sweep of spin),
 /// with its workers running `worker::run` on loom threads.
 struct Model {
@@ -40,36 +79,7 @@ struct Model {
 
 impl Model {
     fn start(workers: usize) -> Model {
-        let mut locals = Vec::new();
-        let mut stealers = Vec::new();
-        let mut yield_stealers = Vec::new();
-        for _ in 0..workers {
-            let (queues, stealer, yield_stealer) = SeatQueues::new();
-            locals.push(queues);
-            stealers.push(stealer);
-            yield_stealers.push(yield_stealer);
-        }
-        let setup = ThreadSetup {
-            name: None,
-            stack_size: None,
-            workers,
-        };
-        let hooks = Hooks {
-            spin: Duration::ZERO,
-            panic_handler: None,
-            on_thread_start: None,
-            on_thread_stop: None,
-            #[cfg(feature = "trace")]
-            trace: None,
-        };
-        let registry = Arc::new(Registry::new(
-            stealers,
-            yield_stealers,
-            workers,
-            Spares::new(workers, Vec::new(), setup),
-            (workers / 2).max(1),
-            hooks,
-        ));
+        let (registry, locals) = loom_registry(workers);
         let threads = locals
             .into_iter()
             .enumerate()

@@ -10,10 +10,10 @@ use super::waiters::{block_on, lock, WaiterList};
 /// A condition variable used with a [`std::sync::Mutex`]. Clones share one
 /// condition variable.
 ///
-/// Unlike `std::sync::Condvar`, a wait on a pool worker runs other queued tasks
-/// of the pool while the mutex is released (see the crate docs, "Waiting on a
-/// worker helps"), so a task may wait for a condition that a task queued behind
-/// it will make true.
+/// Unlike `std::sync::Condvar`, a wait in a pool task suspends the task, with
+/// the mutex released, and its worker runs other tasks meanwhile (see the
+/// crate docs, "Waiting inside a task"), so a task may wait for a condition
+/// that a task queued behind it will make true.
 ///
 /// How it differs from `std::sync::Condvar`:
 ///

@@ -24,8 +24,9 @@ pub enum EventMode {
 /// With [`EventMode::Auto`] each [`signal`](Event::signal) lets exactly one
 /// wait through; with [`EventMode::Manual`] it lets every wait through until
 /// [`clear`](Event::clear). Signals are not counted: signalling an event that
-/// is already signalled changes nothing. On a pool worker, waiting runs other queued tasks
-/// of the pool meanwhile (see the crate docs, "Waiting on a worker helps").
+/// is already signalled changes nothing. In a pool task, a wait suspends the
+/// task and its worker runs other tasks meanwhile (see the crate docs,
+/// "Waiting inside a task").
 ///
 /// ```
 /// use weft::{Event, EventMode};

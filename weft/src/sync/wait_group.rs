@@ -12,9 +12,9 @@ use super::waiters::{block_on, lock, AsyncWaitable, Released, Slot, WaitFuture, 
 ///
 /// [`add`](WaitGroup::add) raises the count, [`done`](WaitGroup::done) lowers
 /// it by one, and [`wait`](WaitGroup::wait) blocks until it is zero. Clones
-/// share one counter. On a pool worker, `wait` runs other queued tasks of the
-/// pool meanwhile, so waiting on tasks queued behind the waiter cannot
-/// deadlock (see the crate docs, "Waiting on a worker helps").
+/// share one counter. In a pool task, `wait` suspends the task and its worker
+/// runs other tasks meanwhile, so waiting on tasks queued behind the waiter
+/// cannot deadlock (see the crate docs, "Waiting inside a task").
 ///
 /// Every wait blocked when the count reaches zero returns, even if the count is
 /// raised again before it gets to run.
