@@ -103,10 +103,11 @@ fn scenario_help() -> String {
     }
     s.push_str(
         "\nEquivalents on peers: rayon and threadpool have no wait group, event or ticket \
-         queue, so std Mutex+Condvar versions stand in, blocking the worker (weft's own waits run other queued tasks meanwhile); \
+         queue, so std Mutex+Condvar versions stand in, blocking the worker (weft's own waits suspend the task on its fiber and the worker runs other tasks); \
          tokio tasks await tokio::sync::Notify (events) and a oneshot chain (tickets), its \
-         outside waiter uses the std wait group; weft runs event-chain, event-baton and ticket \
-         as futures too (wait_async), since a blocking wait on a worker deadlocks on those shapes; \
+         outside waiter uses the std wait group; event-chain, event-baton and ticket run as \
+         plain blocking tasks on weft, rayon and threadpool, and as futures in their `async` \
+         variant (weft's wait_async beside tokio's own code); \
          chili and forte (heartbeat pools; forte's spawn keeps tasks on the caller's own \
          worker) run join/* and the idle test only; std (bare threads started up front, each \
          handed its tasks directly, no scheduler: the machine's floor) runs fork-join and \

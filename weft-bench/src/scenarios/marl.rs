@@ -2,18 +2,21 @@
 //! fork-join rounds (CPU and sleeping, marl issue #232), and marl's waiting
 //! primitives (wait group, event chain, event baton, ticket queue) against
 //! the nearest equivalent each peer offers. The event chain, baton and
-//! ticket shapes run as futures on weft and tokio (see below), as blocking
-//! tasks on rayon and threadpool.
+//! ticket shapes run twice: as plain tasks whose waits block (weft, whose
+//! blocking wait suspends the task on its fiber, beside rayon and
+//! threadpool, whose waits hold the worker's thread), and as futures (the
+//! `async` variant: weft's `wait_async` beside tokio's own async code).
 
 use super::{has, leak, ns_per, timed, warm_up, Case, Fit, Measured, Needs, TASKS};
 use crate::latch::Latch;
 use crate::rusage::thread_cpu;
 use crate::scheds::{
-    thread_slot, BlockingPrims, Cap, EventLike, Sched, SchedKind, TicketLike, TicketQueueLike,
-    WaitGroupLike,
+    thread_slot, BlockingPrims, Cap, EventLike, Lacking, Sched, SchedKind, TicketLike,
+    TicketQueueLike, WaitGroupLike,
 };
 use crate::with_peer;
 use crate::work::{some_work, SOME_WORK_ITERS};
+use std::any::TypeId;
 use std::hint::black_box;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -23,18 +26,51 @@ const SLEEP_TASK: Duration = Duration::from_millis(10);
 const WAIT_GROUP_TASKS: usize = 64;
 const CHAIN_TASKS: usize = 512;
 
-/// Runs one of marl's wait shapes: as futures on weft and tokio (their own
-/// code below), through [`BlockingPrims`] on the pools whose waits block.
-macro_rules! waits_on {
-    ($kind:expr, $workers:expr, $size:expr, $weft:ident, $tokio:ident, $blocking:ident) => {{
+/// Runs the `async` variant of one of marl's wait shapes: weft's and
+/// tokio's own futures code below; no other scheduler fits it.
+macro_rules! futures_on {
+    ($kind:expr, $workers:expr, $size:expr, $weft:ident, $tokio:ident) => {{
         let n = $size as usize;
         match $kind {
             SchedKind::Weft => $weft($workers, n),
             SchedKind::Tokio => $tokio($workers, n),
-            _ => with_peer!($kind, Waits, $blocking($workers, n)),
+            other => unreachable!("{} does not fit the async variant", other.name()),
         }
     }};
 }
+
+/// The plain rows of marl's wait shapes run the one generic body on every
+/// scheduler's [`BlockingPrims`]: a wait that blocks the task where it
+/// stands. tokio has the events and tickets only as futures (its `Waits`
+/// role is [`Lacking`]): a tokio task cannot block on them without holding
+/// its worker, so it runs the `async` variant only.
+fn blocking_waits(kind: SchedKind, _workers: usize, fit: Fit) -> Fit {
+    fn fills<W: BlockingPrims>() -> bool {
+        TypeId::of::<W>() != TypeId::of::<Lacking>()
+    }
+    match fit {
+        Fit::Yes(_) if !with_peer!(kind, Waits, fills()) => Fit::No(
+            "its tasks wait by awaiting, not by blocking (a blocking wait would hold its \
+             worker): see the async variant"
+                .into(),
+        ),
+        fit => fit,
+    }
+}
+
+/// marl runs both baton tasks as fibers on one thread; where a wait holds
+/// the worker's thread, one worker would hold one task forever.
+fn baton_workers(kind: SchedKind, workers: usize, fit: Fit) -> Fit {
+    if matches!(fit, Fit::Yes(_)) && workers < 2 && has(kind, Cap::FreeingWaits).is_none() {
+        Fit::No("two tasks that block each other need 2 workers without fibers".into())
+    } else {
+        fit
+    }
+}
+
+/// What the `async` variant of a wait shape needs: futures, and the shape's
+/// wait (its note) awaited in them.
+const FUTURE_EVENTS: Needs = Needs::ways(&[&[Cap::Futures, Cap::TaskEvent]]);
 
 pub fn cases() -> Vec<Case> {
     let empty = Case {
@@ -61,21 +97,31 @@ pub fn cases() -> Vec<Case> {
     let chain = Case {
         scenario: "marl/event-chain",
         variant: "",
-        about: "chains of 512 tasks: task i waits on event i then signals i+1 (size = chains)",
+        about: "chains of 512 plain tasks: task i blocks on event i then signals i+1 (size = chains); the same code on every pool (weft's wait suspends the task on its fiber, rayon's and threadpool's holds the worker's thread); tokio runs the async variant only",
         unit: "ns/hop",
         higher_is_better: false,
         sizes: [1, 20, 200],
-        needs: Needs::ways(&[&[Cap::Spawn, Cap::TaskEvent]]),
-        run: |kind, workers, chains| {
-            waits_on!(
-                kind,
-                workers,
-                chains,
-                weft_event_chain,
-                tokio_event_chain,
-                event_chain
-            )
-        },
+        needs: Needs::ways(&[&[Cap::Spawn, Cap::TaskEvent]]).adjusted(blocking_waits),
+        run: |kind, workers, chains| with_peer!(kind, Waits, event_chain(workers, chains as usize)),
+    };
+    let baton = Case {
+        scenario: "marl/event-baton",
+        about: "two plain tasks pass control back and forth through two auto events, each blocking on its own (size = passes); the same code on every pool; tokio runs the async variant only",
+        unit: "ns/pass",
+        sizes: [100, 20_000, 200_000],
+        needs: Needs::ways(&[&[Cap::Spawn, Cap::TaskEvent]]).adjusted(|kind, workers, fit| {
+            baton_workers(kind, workers, blocking_waits(kind, workers, fit))
+        }),
+        run: |kind, workers, passes| with_peer!(kind, Waits, baton(workers, passes as usize)),
+        ..chain
+    };
+    let ticket = Case {
+        scenario: "marl/ticket",
+        about: "queues of 512 plain tasks, each takes a ticket in order, blocks until its turn, done (size = queues); the same code on every pool; tokio runs the async variant only",
+        unit: "ns/ticket",
+        needs: Needs::ways(&[&[Cap::Spawn, Cap::TaskTicket]]).adjusted(blocking_waits),
+        run: |kind, workers, queues| with_peer!(kind, Waits, ticket(workers, queues as usize)),
+        ..chain
     };
     vec![
         empty,
@@ -118,29 +164,29 @@ pub fn cases() -> Vec<Case> {
         },
         chain,
         Case {
-            scenario: "marl/event-baton",
-            about: "two tasks pass control back and forth through two auto events (size = passes)",
-            unit: "ns/pass",
-            sizes: [100, 20_000, 200_000],
-            needs: Needs::ways(&[&[Cap::Spawn, Cap::TaskEvent]]).adjusted(|kind, workers, fit| {
-                // marl runs both tasks as fibers on one thread; a blocking
-                // wait cannot, so one worker would hold one task forever.
-                if matches!(fit, Fit::Yes(_)) && workers < 2 && has(kind, Cap::FreeingWaits).is_none() {
-                    Fit::No("two tasks that block each other need 2 workers without fibers".into())
-                } else {
-                    fit
-                }
-            }),
-            run: |kind, workers, passes| waits_on!(kind, workers, passes, weft_baton, tokio_baton, baton),
+            variant: "async",
+            about: "as marl/event-chain, as futures: task i awaits event i then signals i+1, the submitter waits from outside with its block_on (weft: wait_async in Pool::spawn_future tasks; tokio: Notify)",
+            needs: FUTURE_EVENTS,
+            run: |kind, workers, chains| {
+                futures_on!(kind, workers, chains, weft_event_chain, tokio_event_chain)
+            },
             ..chain
         },
+        baton,
         Case {
-            scenario: "marl/ticket",
-            about: "queues of 512 tasks, each takes a ticket in order, waits its turn, done (size = queues)",
-            unit: "ns/ticket",
-            needs: Needs::ways(&[&[Cap::Spawn, Cap::TaskTicket]]),
-            run: |kind, workers, queues| waits_on!(kind, workers, queues, weft_ticket, tokio_ticket, ticket),
-            ..chain
+            variant: "async",
+            about: "as marl/event-baton, as futures awaiting the events (weft: wait_async in Pool::spawn_future tasks; tokio: Notify)",
+            needs: FUTURE_EVENTS.adjusted(baton_workers),
+            run: |kind, workers, passes| futures_on!(kind, workers, passes, weft_baton, tokio_baton),
+            ..baton
+        },
+        ticket,
+        Case {
+            variant: "async",
+            about: "as marl/ticket, as futures awaiting their turn (weft: Ticket::wait_async in Pool::spawn_future tasks; tokio: a chain of oneshots)",
+            needs: Needs::ways(&[&[Cap::Futures, Cap::TaskTicket]]),
+            run: |kind, workers, queues| futures_on!(kind, workers, queues, weft_ticket, tokio_ticket),
+            ..ticket
         },
     ]
 }
@@ -389,13 +435,14 @@ fn ticket<S: BlockingPrims>(workers: usize, queues: usize) -> Measured {
     Measured::new(wall, cpu, ns_per(wall, (queues * CHAIN_TASKS) as u64))
 }
 
-// weft runs the three chain shapes as futures too, mirroring tokio's code
-// below: as blocking tasks they deadlock on weft, whose waits on a worker
-// help by running queued tasks on the waiting worker's stack, and here the
-// helped task waits for the one beneath it (crate docs, "Waiting on a worker
-// helps"). `wait_async` holds no worker while it waits. The submitter waits
-// from outside the pool with weft::block_on, which parks without helping, as
-// tokio's Runtime::block_on waits on the calling thread.
+// The async variant of the three wait shapes on weft, mirroring tokio's code
+// below: weft's plain rows run the generic bodies above, where a blocking
+// wait inside a `Pool::spawn` task suspends the task on its fiber and the
+// worker runs other tasks meanwhile (marl's model); here the same shapes are
+// `Pool::spawn_future` tasks awaiting `wait_async`, which holds no worker
+// while pending. The submitter waits from outside the pool with
+// weft::block_on, which parks the calling thread, as tokio's
+// Runtime::block_on does.
 
 fn weft_pool(workers: usize) -> &'static weft::Pool {
     let pool = leak(crate::scheds::weft_sched::WeftSched::build(workers));

@@ -1,5 +1,6 @@
 //! weft adapter: `Pool::spawn` for tasks, `current_worker_index` for worker
-//! identity, and weft's own WaitGroup, Event (auto mode) and TicketQueue;
+//! identity, and weft's own WaitGroup, Event (auto mode) and TicketQueue,
+//! whose blocking waits inside a task suspend it on its fiber;
 //! for futures, `Pool::spawn_future`, `weft::block_on`, `weft::yield_async`
 //! and a manual-reset Event awaited with `wait_async`; blocking calls go
 //! through `weft::blocking`; `weft::join` inside `Pool::install`.
@@ -30,20 +31,24 @@ impl Peer for WeftSched {
         match cap {
             Cap::Spawn => Has("Pool::spawn"),
             Cap::WaitGroup => Has("weft::WaitGroup"),
-            // The marl shapes of these waits run as futures: a blocking wait
-            // on a worker helps by running queued tasks on its own stack,
-            // and there the helped task waits for the one beneath it.
+            // The marl wait shapes run both ways: as plain Pool::spawn tasks
+            // whose blocking wait suspends the task on its fiber (the worker
+            // runs other tasks meanwhile), and, in their async variant, as
+            // Pool::spawn_future tasks awaiting wait_async.
             Cap::TaskEvent => Has(
-                "weft::Event (auto) wait_async in Pool::spawn_future tasks, waited for with \
-                 weft::block_on outside the pool (a blocking wait on a worker helps, and \
-                 deadlocks on this shape: crate docs)",
+                "weft::Event (auto) wait in Pool::spawn tasks, suspending the task on its fiber \
+                 (async variant: wait_async in Pool::spawn_future tasks, weft::block_on outside \
+                 the pool)",
             ),
             Cap::TaskTicket => Has(
-                "weft::Ticket wait_async in Pool::spawn_future tasks, waited for with \
-                 weft::block_on outside the pool (a blocking wait on a worker helps, and \
-                 deadlocks on this shape: crate docs)",
+                "weft::Ticket wait in Pool::spawn tasks, suspending the task on its fiber \
+                 (async variant: wait_async in Pool::spawn_future tasks, weft::block_on outside \
+                 the pool)",
             ),
-            Cap::FreeingWaits => Has("wait_async: a pending future holds no worker"),
+            Cap::FreeingWaits => Has(
+                "a blocking wait in a Pool::spawn task suspends it on its fiber and frees the \
+                 worker (async variant: a pending wait_async future holds no worker)",
+            ),
             Cap::ForkJoin => Has("weft::join inside Pool::install"),
             Cap::Futures => Has("Pool::spawn_future, weft::block_on"),
             Cap::YieldNow => Has("weft::yield_async"),
