@@ -223,6 +223,8 @@ mod blocking;
 mod context;
 mod facade;
 mod future;
+pub mod iter;
+pub mod prelude;
 mod sched;
 #[cfg(not(loom))]
 mod stats;

@@ -93,6 +93,8 @@ const API_NAMES: &[&str] = &[
 /// The extensions' modules and what the crate root re-exports from them.
 const EXTENSION_NAMES: &[&str] = &[
     "future",
+    "iter",
+    "prelude",
     "blocking",
     "sync",
     "trace",

@@ -57,3 +57,14 @@ pub(crate) fn with_current_pool<R>(f: impl FnOnce(&Arc<Registry>) -> R) -> R {
         None => f(&free_function_pool()),
     }
 }
+
+/// Runs `op` on a worker: in place on the calling worker, else on one of
+/// the free-function pool's (as `weft::join` outside any pool), waiting
+/// for it. For entry points that then fork many times (parallel
+/// iterators), so that only the first step pays the trip into the pool.
+pub(crate) fn in_worker<R: Send>(op: impl FnOnce() -> R + Send) -> R {
+    match WorkerThread::current() {
+        Some(_) => op(),
+        None => crate::api::pool::install(&free_function_pool(), op),
+    }
+}

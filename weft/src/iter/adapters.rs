@@ -1,0 +1,977 @@
+//! Adapters: each wraps its base iterator and its base's producer, and
+//! splits where the base splits.
+
+use super::plumbing::Producer;
+use super::{IndexedParallelIterator, IntoParallelIterator, ParallelIterator};
+
+/// Declares an adapter's producer type, with the base producer and a
+/// reference to the adapter's closure.
+macro_rules! closure_producer {
+    ($name:ident) => {
+        /// The producer of the adapter of the same name.
+        #[derive(Debug)]
+        pub struct $name<'f, P, F> {
+            base: P,
+            f: &'f F,
+        }
+    };
+}
+
+// ------------------------------------------------------------------- map
+
+/// `iter.map(f)`.
+#[derive(Clone, Debug)]
+pub struct Map<I, F> {
+    pub(crate) base: I,
+    pub(crate) f: F,
+}
+
+closure_producer!(MapProducer);
+
+impl<I, F, R> ParallelIterator for Map<I, F>
+where
+    I: ParallelIterator,
+    F: Fn(I::Item) -> R + Sync + Send,
+    R: Send,
+{
+    type Item = R;
+    type Producer<'a>
+        = MapProducer<'a, I::Producer<'a>, F>
+    where
+        Self: 'a;
+    type Seq = std::iter::Map<I::Seq, F>;
+    fn producer(&mut self) -> Self::Producer<'_> {
+        MapProducer {
+            base: self.base.producer(),
+            f: &self.f,
+        }
+    }
+    fn into_seq(self) -> Self::Seq {
+        self.base.into_seq().map(self.f)
+    }
+    fn opt_len(&self) -> Option<usize> {
+        self.base.opt_len()
+    }
+}
+
+impl<I, F, R> IndexedParallelIterator for Map<I, F>
+where
+    I: IndexedParallelIterator,
+    F: Fn(I::Item) -> R + Sync + Send,
+    R: Send,
+{
+    fn len(&self) -> usize {
+        self.base.len()
+    }
+}
+
+impl<'f, P, F, R> Producer for MapProducer<'f, P, F>
+where
+    P: Producer,
+    F: Fn(P::Item) -> R + Sync,
+{
+    type Item = R;
+    type IntoIter = std::iter::Map<P::IntoIter, &'f F>;
+    fn len(&self) -> usize {
+        self.base.len()
+    }
+    fn split_at(self, index: usize) -> (Self, Self) {
+        let (left, right) = self.base.split_at(index);
+        (
+            MapProducer {
+                base: left,
+                f: self.f,
+            },
+            MapProducer {
+                base: right,
+                f: self.f,
+            },
+        )
+    }
+    fn into_iter(self) -> Self::IntoIter {
+        self.base.into_iter().map(self.f)
+    }
+    fn min_len(&self) -> usize {
+        self.base.min_len()
+    }
+    fn max_len(&self) -> usize {
+        self.base.max_len()
+    }
+    fn deterministic(&self) -> bool {
+        self.base.deterministic()
+    }
+}
+
+/// Forwards the splitting hints of a producer with one base.
+macro_rules! forward_hints {
+    () => {
+        fn min_len(&self) -> usize {
+            self.base.min_len()
+        }
+        fn max_len(&self) -> usize {
+            self.base.max_len()
+        }
+        fn deterministic(&self) -> bool {
+            self.base.deterministic()
+        }
+    };
+}
+
+/// Splits a producer with one base and a closure reference.
+macro_rules! split_closure_producer {
+    ($name:ident) => {
+        fn split_at(self, index: usize) -> (Self, Self) {
+            let (left, right) = self.base.split_at(index);
+            (
+                $name {
+                    base: left,
+                    f: self.f,
+                },
+                $name {
+                    base: right,
+                    f: self.f,
+                },
+            )
+        }
+    };
+}
+
+// ---------------------------------------------------------------- filter
+
+/// `iter.filter(predicate)`.
+#[derive(Clone, Debug)]
+pub struct Filter<I, F> {
+    pub(crate) base: I,
+    pub(crate) f: F,
+}
+
+closure_producer!(FilterProducer);
+
+impl<I, F> ParallelIterator for Filter<I, F>
+where
+    I: ParallelIterator,
+    F: Fn(&I::Item) -> bool + Sync + Send,
+{
+    type Item = I::Item;
+    type Producer<'a>
+        = FilterProducer<'a, I::Producer<'a>, F>
+    where
+        Self: 'a;
+    type Seq = std::iter::Filter<I::Seq, F>;
+    fn producer(&mut self) -> Self::Producer<'_> {
+        FilterProducer {
+            base: self.base.producer(),
+            f: &self.f,
+        }
+    }
+    fn into_seq(self) -> Self::Seq {
+        self.base.into_seq().filter(self.f)
+    }
+}
+
+impl<'f, P, F> Producer for FilterProducer<'f, P, F>
+where
+    P: Producer,
+    F: Fn(&P::Item) -> bool + Sync,
+{
+    type Item = P::Item;
+    type IntoIter = std::iter::Filter<P::IntoIter, &'f F>;
+    fn len(&self) -> usize {
+        self.base.len()
+    }
+    split_closure_producer!(FilterProducer);
+    fn into_iter(self) -> Self::IntoIter {
+        self.base.into_iter().filter(self.f)
+    }
+    forward_hints!();
+}
+
+// ------------------------------------------------------------ filter_map
+
+/// `iter.filter_map(f)`.
+#[derive(Clone, Debug)]
+pub struct FilterMap<I, F> {
+    pub(crate) base: I,
+    pub(crate) f: F,
+}
+
+closure_producer!(FilterMapProducer);
+
+impl<I, F, R> ParallelIterator for FilterMap<I, F>
+where
+    I: ParallelIterator,
+    F: Fn(I::Item) -> Option<R> + Sync + Send,
+    R: Send,
+{
+    type Item = R;
+    type Producer<'a>
+        = FilterMapProducer<'a, I::Producer<'a>, F>
+    where
+        Self: 'a;
+    type Seq = std::iter::FilterMap<I::Seq, F>;
+    fn producer(&mut self) -> Self::Producer<'_> {
+        FilterMapProducer {
+            base: self.base.producer(),
+            f: &self.f,
+        }
+    }
+    fn into_seq(self) -> Self::Seq {
+        self.base.into_seq().filter_map(self.f)
+    }
+}
+
+impl<'f, P, F, R> Producer for FilterMapProducer<'f, P, F>
+where
+    P: Producer,
+    F: Fn(P::Item) -> Option<R> + Sync,
+{
+    type Item = R;
+    type IntoIter = std::iter::FilterMap<P::IntoIter, &'f F>;
+    fn len(&self) -> usize {
+        self.base.len()
+    }
+    split_closure_producer!(FilterMapProducer);
+    fn into_iter(self) -> Self::IntoIter {
+        self.base.into_iter().filter_map(self.f)
+    }
+    forward_hints!();
+}
+
+// -------------------------------------------------------------- flat_map
+
+/// `iter.flat_map(f)`: `f` returns something that converts into a parallel
+/// iterator; each such inner iterator runs sequentially on the thread that
+/// produced its outer item (the outer iterator gives the parallelism).
+#[derive(Clone, Debug)]
+pub struct FlatMap<I, F> {
+    pub(crate) base: I,
+    pub(crate) f: F,
+}
+
+closure_producer!(FlatMapProducer);
+
+impl<I, F, U> ParallelIterator for FlatMap<I, F>
+where
+    I: ParallelIterator,
+    F: Fn(I::Item) -> U + Sync + Send,
+    U: IntoParallelIterator,
+{
+    type Item = U::Item;
+    type Producer<'a>
+        = FlatMapProducer<'a, I::Producer<'a>, F>
+    where
+        Self: 'a;
+    type Seq = Flatten<I::Seq, F, <U::Iter as ParallelIterator>::Seq>;
+    fn producer(&mut self) -> Self::Producer<'_> {
+        FlatMapProducer {
+            base: self.base.producer(),
+            f: &self.f,
+        }
+    }
+    fn into_seq(self) -> Self::Seq {
+        Flatten::new(self.base.into_seq(), self.f)
+    }
+}
+
+impl<'f, P, F, U> Producer for FlatMapProducer<'f, P, F>
+where
+    P: Producer,
+    F: Fn(P::Item) -> U + Sync,
+    U: IntoParallelIterator,
+{
+    type Item = U::Item;
+    type IntoIter = Flatten<P::IntoIter, &'f F, <U::Iter as ParallelIterator>::Seq>;
+    fn len(&self) -> usize {
+        self.base.len()
+    }
+    split_closure_producer!(FlatMapProducer);
+    fn into_iter(self) -> Self::IntoIter {
+        Flatten::new(self.base.into_iter(), self.f)
+    }
+    forward_hints!();
+}
+
+/// The sequential iterator of a [`FlatMap`] piece: each outer item's
+/// parallel iterator, run sequentially in turn.
+#[derive(Debug)]
+pub struct Flatten<It, F, S> {
+    base: It,
+    f: F,
+    inner: Option<S>,
+}
+
+impl<It, F, S> Flatten<It, F, S> {
+    fn new(base: It, f: F) -> Self {
+        Flatten {
+            base,
+            f,
+            inner: None,
+        }
+    }
+}
+
+impl<It, F, U> Iterator for Flatten<It, F, <U::Iter as ParallelIterator>::Seq>
+where
+    It: Iterator,
+    F: Fn(It::Item) -> U,
+    U: IntoParallelIterator,
+{
+    type Item = U::Item;
+    fn next(&mut self) -> Option<U::Item> {
+        loop {
+            if let Some(item) = self.inner.as_mut().and_then(Iterator::next) {
+                return Some(item);
+            }
+            let outer = self.base.next()?;
+            self.inner = Some((self.f)(outer).into_par_iter().into_seq());
+        }
+    }
+}
+
+// --------------------------------------------------------- flat_map_iter
+
+/// `iter.flat_map_iter(f)`: `f` returns a sequential iterator (rayon's
+/// `flat_map_iter`).
+#[derive(Clone, Debug)]
+pub struct FlatMapIter<I, F> {
+    pub(crate) base: I,
+    pub(crate) f: F,
+}
+
+closure_producer!(FlatMapIterProducer);
+
+impl<I, F, U> ParallelIterator for FlatMapIter<I, F>
+where
+    I: ParallelIterator,
+    F: Fn(I::Item) -> U + Sync + Send,
+    U: IntoIterator,
+    U::Item: Send,
+{
+    type Item = U::Item;
+    type Producer<'a>
+        = FlatMapIterProducer<'a, I::Producer<'a>, F>
+    where
+        Self: 'a;
+    type Seq = std::iter::FlatMap<I::Seq, U, F>;
+    fn producer(&mut self) -> Self::Producer<'_> {
+        FlatMapIterProducer {
+            base: self.base.producer(),
+            f: &self.f,
+        }
+    }
+    fn into_seq(self) -> Self::Seq {
+        self.base.into_seq().flat_map(self.f)
+    }
+}
+
+impl<'f, P, F, U> Producer for FlatMapIterProducer<'f, P, F>
+where
+    P: Producer,
+    F: Fn(P::Item) -> U + Sync,
+    U: IntoIterator,
+{
+    type Item = U::Item;
+    type IntoIter = std::iter::FlatMap<P::IntoIter, U, &'f F>;
+    fn len(&self) -> usize {
+        self.base.len()
+    }
+    split_closure_producer!(FlatMapIterProducer);
+    fn into_iter(self) -> Self::IntoIter {
+        self.base.into_iter().flat_map(self.f)
+    }
+    forward_hints!();
+}
+
+// ------------------------------------------------------- copied, cloned
+
+/// `iter.copied()`.
+#[derive(Clone, Debug)]
+pub struct Copied<I> {
+    pub(crate) base: I,
+}
+
+/// `iter.cloned()`.
+#[derive(Clone, Debug)]
+pub struct Cloned<I> {
+    pub(crate) base: I,
+}
+
+/// The producer of [`Copied`] and [`Cloned`].
+#[derive(Debug)]
+pub struct CopiedProducer<P> {
+    base: P,
+}
+
+/// The producer of [`Cloned`].
+#[derive(Debug)]
+pub struct ClonedProducer<P> {
+    base: P,
+}
+
+macro_rules! by_value {
+    ($adapter:ident, $producer:ident, $bound:ident, $method:ident, $seq:ident) => {
+        impl<'t, I, T> ParallelIterator for $adapter<I>
+        where
+            I: ParallelIterator<Item = &'t T>,
+            T: $bound + Send + Sync + 't,
+        {
+            type Item = T;
+            type Producer<'a>
+                = $producer<I::Producer<'a>>
+            where
+                Self: 'a;
+            type Seq = std::iter::$seq<I::Seq>;
+            fn producer(&mut self) -> Self::Producer<'_> {
+                $producer {
+                    base: self.base.producer(),
+                }
+            }
+            fn into_seq(self) -> Self::Seq {
+                self.base.into_seq().$method()
+            }
+            fn opt_len(&self) -> Option<usize> {
+                self.base.opt_len()
+            }
+        }
+
+        impl<'t, I, T> IndexedParallelIterator for $adapter<I>
+        where
+            I: IndexedParallelIterator<Item = &'t T>,
+            T: $bound + Send + Sync + 't,
+        {
+            fn len(&self) -> usize {
+                self.base.len()
+            }
+        }
+
+        impl<'t, P, T> Producer for $producer<P>
+        where
+            P: Producer<Item = &'t T>,
+            T: $bound + 't,
+        {
+            type Item = T;
+            type IntoIter = std::iter::$seq<P::IntoIter>;
+            fn len(&self) -> usize {
+                self.base.len()
+            }
+            fn split_at(self, index: usize) -> (Self, Self) {
+                let (left, right) = self.base.split_at(index);
+                ($producer { base: left }, $producer { base: right })
+            }
+            fn into_iter(self) -> Self::IntoIter {
+                self.base.into_iter().$method()
+            }
+            forward_hints!();
+        }
+    };
+}
+
+by_value!(Copied, CopiedProducer, Copy, copied, Copied);
+by_value!(Cloned, ClonedProducer, Clone, cloned, Cloned);
+
+// ------------------------------------------------------------- enumerate
+
+/// `iter.enumerate()`.
+#[derive(Clone, Debug)]
+pub struct Enumerate<I> {
+    pub(crate) base: I,
+}
+
+/// The producer of [`Enumerate`]: its base and the index of its first item.
+#[derive(Debug)]
+pub struct EnumerateProducer<P> {
+    base: P,
+    offset: usize,
+}
+
+impl<I: IndexedParallelIterator> ParallelIterator for Enumerate<I> {
+    type Item = (usize, I::Item);
+    type Producer<'a>
+        = EnumerateProducer<I::Producer<'a>>
+    where
+        Self: 'a;
+    type Seq = std::iter::Enumerate<I::Seq>;
+    fn producer(&mut self) -> Self::Producer<'_> {
+        EnumerateProducer {
+            base: self.base.producer(),
+            offset: 0,
+        }
+    }
+    fn into_seq(self) -> Self::Seq {
+        self.base.into_seq().enumerate()
+    }
+    fn opt_len(&self) -> Option<usize> {
+        Some(self.base.len())
+    }
+}
+
+impl<I: IndexedParallelIterator> IndexedParallelIterator for Enumerate<I> {
+    fn len(&self) -> usize {
+        self.base.len()
+    }
+}
+
+impl<P: Producer> Producer for EnumerateProducer<P> {
+    type Item = (usize, P::Item);
+    type IntoIter = std::iter::Zip<std::ops::RangeFrom<usize>, P::IntoIter>;
+    fn len(&self) -> usize {
+        self.base.len()
+    }
+    fn split_at(self, index: usize) -> (Self, Self) {
+        let (left, right) = self.base.split_at(index);
+        (
+            EnumerateProducer {
+                base: left,
+                offset: self.offset,
+            },
+            EnumerateProducer {
+                base: right,
+                offset: self.offset + index,
+            },
+        )
+    }
+    fn into_iter(self) -> Self::IntoIter {
+        (self.offset..).zip(self.base.into_iter())
+    }
+    forward_hints!();
+}
+
+// ------------------------------------------------------------------- zip
+
+/// `a.zip(b)`: pairs, as long as the shorter of the two.
+#[derive(Clone, Debug)]
+pub struct Zip<A, B> {
+    pub(crate) a: A,
+    pub(crate) b: B,
+}
+
+/// The producer of [`Zip`].
+#[derive(Debug)]
+pub struct ZipProducer<A, B> {
+    a: A,
+    b: B,
+}
+
+impl<A, B> ParallelIterator for Zip<A, B>
+where
+    A: IndexedParallelIterator,
+    B: IndexedParallelIterator,
+{
+    type Item = (A::Item, B::Item);
+    type Producer<'a>
+        = ZipProducer<A::Producer<'a>, B::Producer<'a>>
+    where
+        Self: 'a;
+    type Seq = std::iter::Zip<A::Seq, B::Seq>;
+    fn producer(&mut self) -> Self::Producer<'_> {
+        let len = IndexedParallelIterator::len(self);
+        // Both cut to the shorter length, so that they split alike.
+        let a = self.a.producer();
+        let b = self.b.producer();
+        ZipProducer {
+            a: a.split_at(len).0,
+            b: b.split_at(len).0,
+        }
+    }
+    fn into_seq(self) -> Self::Seq {
+        self.a.into_seq().zip(self.b.into_seq())
+    }
+    fn opt_len(&self) -> Option<usize> {
+        Some(IndexedParallelIterator::len(self))
+    }
+}
+
+impl<A, B> IndexedParallelIterator for Zip<A, B>
+where
+    A: IndexedParallelIterator,
+    B: IndexedParallelIterator,
+{
+    fn len(&self) -> usize {
+        self.a.len().min(self.b.len())
+    }
+}
+
+impl<A: Producer, B: Producer> Producer for ZipProducer<A, B> {
+    type Item = (A::Item, B::Item);
+    type IntoIter = std::iter::Zip<A::IntoIter, B::IntoIter>;
+    fn len(&self) -> usize {
+        self.a.len().min(self.b.len())
+    }
+    fn split_at(self, index: usize) -> (Self, Self) {
+        let (a_left, a_right) = self.a.split_at(index);
+        let (b_left, b_right) = self.b.split_at(index);
+        (
+            ZipProducer {
+                a: a_left,
+                b: b_left,
+            },
+            ZipProducer {
+                a: a_right,
+                b: b_right,
+            },
+        )
+    }
+    fn into_iter(self) -> Self::IntoIter {
+        self.a.into_iter().zip(self.b.into_iter())
+    }
+    fn min_len(&self) -> usize {
+        self.a.min_len().max(self.b.min_len())
+    }
+    fn max_len(&self) -> usize {
+        self.a.max_len().min(self.b.max_len())
+    }
+    fn deterministic(&self) -> bool {
+        self.a.deterministic() || self.b.deterministic()
+    }
+}
+
+// ----------------------------------------------------------------- chain
+
+/// `a.chain(b)`: `a`'s items, then `b`'s.
+#[derive(Clone, Debug)]
+pub struct Chain<A, B> {
+    pub(crate) a: A,
+    pub(crate) b: B,
+}
+
+/// The producer of [`Chain`]: a piece of `a`, a piece of `b`, or both.
+#[derive(Debug)]
+pub struct ChainProducer<A, B> {
+    a: Option<A>,
+    b: Option<B>,
+}
+
+impl<A, B> ParallelIterator for Chain<A, B>
+where
+    A: ParallelIterator,
+    B: ParallelIterator<Item = A::Item>,
+{
+    type Item = A::Item;
+    type Producer<'a>
+        = ChainProducer<A::Producer<'a>, B::Producer<'a>>
+    where
+        Self: 'a;
+    type Seq = std::iter::Chain<A::Seq, B::Seq>;
+    fn producer(&mut self) -> Self::Producer<'_> {
+        ChainProducer {
+            a: Some(self.a.producer()),
+            b: Some(self.b.producer()),
+        }
+    }
+    fn into_seq(self) -> Self::Seq {
+        self.a.into_seq().chain(self.b.into_seq())
+    }
+    fn opt_len(&self) -> Option<usize> {
+        Some(self.a.opt_len()? + self.b.opt_len()?)
+    }
+}
+
+impl<A, B> IndexedParallelIterator for Chain<A, B>
+where
+    A: IndexedParallelIterator,
+    B: IndexedParallelIterator<Item = A::Item>,
+{
+    fn len(&self) -> usize {
+        self.a.len() + self.b.len()
+    }
+}
+
+impl<A, B> Producer for ChainProducer<A, B>
+where
+    A: Producer,
+    B: Producer<Item = A::Item>,
+{
+    type Item = A::Item;
+    type IntoIter = std::iter::Chain<
+        std::iter::Flatten<std::option::IntoIter<A::IntoIter>>,
+        std::iter::Flatten<std::option::IntoIter<B::IntoIter>>,
+    >;
+    fn len(&self) -> usize {
+        self.a.as_ref().map_or(0, Producer::len) + self.b.as_ref().map_or(0, Producer::len)
+    }
+    fn split_at(self, index: usize) -> (Self, Self) {
+        let a_len = self.a.as_ref().map_or(0, Producer::len);
+        if index <= a_len {
+            let (a_left, a_right) = match self.a {
+                Some(a) => {
+                    let (left, right) = a.split_at(index);
+                    (Some(left), Some(right))
+                }
+                None => (None, None),
+            };
+            (
+                ChainProducer { a: a_left, b: None },
+                ChainProducer {
+                    a: a_right,
+                    b: self.b,
+                },
+            )
+        } else {
+            let (b_left, b_right) = match self.b {
+                Some(b) => {
+                    let (left, right) = b.split_at(index - a_len);
+                    (Some(left), Some(right))
+                }
+                None => (None, None),
+            };
+            (
+                ChainProducer {
+                    a: self.a,
+                    b: b_left,
+                },
+                ChainProducer {
+                    a: None,
+                    b: b_right,
+                },
+            )
+        }
+    }
+    fn into_iter(self) -> Self::IntoIter {
+        let a = self.a.map(Producer::into_iter).into_iter().flatten();
+        let b = self.b.map(Producer::into_iter).into_iter().flatten();
+        a.chain(b)
+    }
+    fn min_len(&self) -> usize {
+        let a = self.a.as_ref().map_or(1, Producer::min_len);
+        let b = self.b.as_ref().map_or(1, Producer::min_len);
+        a.max(b)
+    }
+    fn max_len(&self) -> usize {
+        let a = self.a.as_ref().map_or(usize::MAX, Producer::max_len);
+        let b = self.b.as_ref().map_or(usize::MAX, Producer::max_len);
+        a.min(b)
+    }
+    fn deterministic(&self) -> bool {
+        self.a.as_ref().is_some_and(Producer::deterministic)
+            || self.b.as_ref().is_some_and(Producer::deterministic)
+    }
+}
+
+// ------------------------------------------------------------ take, skip
+
+/// `iter.take(n)`.
+#[derive(Clone, Debug)]
+pub struct Take<I> {
+    pub(crate) base: I,
+    pub(crate) n: usize,
+}
+
+/// `iter.skip(n)`.
+#[derive(Clone, Debug)]
+pub struct Skip<I> {
+    pub(crate) base: I,
+    pub(crate) n: usize,
+}
+
+impl<I: IndexedParallelIterator> ParallelIterator for Take<I> {
+    type Item = I::Item;
+    type Producer<'a>
+        = I::Producer<'a>
+    where
+        Self: 'a;
+    type Seq = std::iter::Take<I::Seq>;
+    fn producer(&mut self) -> Self::Producer<'_> {
+        let n = IndexedParallelIterator::len(self);
+        self.base.producer().split_at(n).0
+    }
+    fn into_seq(self) -> Self::Seq {
+        self.base.into_seq().take(self.n)
+    }
+    fn opt_len(&self) -> Option<usize> {
+        Some(IndexedParallelIterator::len(self))
+    }
+}
+
+impl<I: IndexedParallelIterator> IndexedParallelIterator for Take<I> {
+    fn len(&self) -> usize {
+        self.base.len().min(self.n)
+    }
+}
+
+impl<I: IndexedParallelIterator> ParallelIterator for Skip<I> {
+    type Item = I::Item;
+    type Producer<'a>
+        = I::Producer<'a>
+    where
+        Self: 'a;
+    type Seq = std::iter::Skip<I::Seq>;
+    fn producer(&mut self) -> Self::Producer<'_> {
+        let n = self.n.min(self.base.len());
+        // The skipped items are dropped with the left piece, unrun.
+        self.base.producer().split_at(n).1
+    }
+    fn into_seq(self) -> Self::Seq {
+        self.base.into_seq().skip(self.n)
+    }
+    fn opt_len(&self) -> Option<usize> {
+        Some(IndexedParallelIterator::len(self))
+    }
+}
+
+impl<I: IndexedParallelIterator> IndexedParallelIterator for Skip<I> {
+    fn len(&self) -> usize {
+        self.base.len().saturating_sub(self.n)
+    }
+}
+
+// ------------------------------------------ with_min_len, with_max_len
+
+/// `iter.with_min_len(n)`, `iter.with_max_len(n)` and `iter.deterministic()`:
+/// the same items, with a splitting hint.
+#[derive(Clone, Debug)]
+pub struct Hinted<I> {
+    pub(crate) base: I,
+    pub(crate) hint: Hint,
+}
+
+/// A splitting hint of [`Hinted`].
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Hint {
+    MinLen(usize),
+    MaxLen(usize),
+    Deterministic,
+}
+
+/// The producer of [`Hinted`].
+#[derive(Debug)]
+pub struct HintedProducer<P> {
+    base: P,
+    hint: Hint,
+}
+
+impl<I: ParallelIterator> ParallelIterator for Hinted<I> {
+    type Item = I::Item;
+    type Producer<'a>
+        = HintedProducer<I::Producer<'a>>
+    where
+        Self: 'a;
+    type Seq = I::Seq;
+    fn producer(&mut self) -> Self::Producer<'_> {
+        HintedProducer {
+            base: self.base.producer(),
+            hint: self.hint,
+        }
+    }
+    fn into_seq(self) -> Self::Seq {
+        self.base.into_seq()
+    }
+    fn opt_len(&self) -> Option<usize> {
+        self.base.opt_len()
+    }
+}
+
+impl<I: IndexedParallelIterator> IndexedParallelIterator for Hinted<I> {
+    fn len(&self) -> usize {
+        self.base.len()
+    }
+}
+
+impl<P: Producer> Producer for HintedProducer<P> {
+    type Item = P::Item;
+    type IntoIter = P::IntoIter;
+    fn len(&self) -> usize {
+        self.base.len()
+    }
+    fn split_at(self, index: usize) -> (Self, Self) {
+        let (left, right) = self.base.split_at(index);
+        let hint = self.hint;
+        (
+            HintedProducer { base: left, hint },
+            HintedProducer { base: right, hint },
+        )
+    }
+    fn into_iter(self) -> Self::IntoIter {
+        self.base.into_iter()
+    }
+    fn min_len(&self) -> usize {
+        match self.hint {
+            Hint::MinLen(min) => min.max(self.base.min_len()),
+            _ => self.base.min_len(),
+        }
+    }
+    fn max_len(&self) -> usize {
+        match self.hint {
+            Hint::MaxLen(max) => max.min(self.base.max_len()),
+            _ => self.base.max_len(),
+        }
+    }
+    fn deterministic(&self) -> bool {
+        matches!(self.hint, Hint::Deterministic) || self.base.deterministic()
+    }
+}
+
+// ------------------------------------------------------------------ fold
+
+/// `iter.fold(identity, fold_op)`: one accumulator per piece the driver
+/// folds, as a parallel iterator to reduce further (rayon's `fold`).
+#[derive(Clone, Debug)]
+pub struct Fold<I, ID, F> {
+    pub(crate) base: I,
+    pub(crate) identity: ID,
+    pub(crate) fold: F,
+}
+
+/// The producer of [`Fold`].
+#[derive(Debug)]
+pub struct FoldProducer<'f, P, ID, F> {
+    base: P,
+    identity: &'f ID,
+    fold: &'f F,
+}
+
+impl<I, ID, F, T> ParallelIterator for Fold<I, ID, F>
+where
+    I: ParallelIterator,
+    ID: Fn() -> T + Sync + Send,
+    F: Fn(T, I::Item) -> T + Sync + Send,
+    T: Send,
+{
+    type Item = T;
+    type Producer<'a>
+        = FoldProducer<'a, I::Producer<'a>, ID, F>
+    where
+        Self: 'a;
+    type Seq = std::iter::Once<T>;
+    fn producer(&mut self) -> Self::Producer<'_> {
+        FoldProducer {
+            base: self.base.producer(),
+            identity: &self.identity,
+            fold: &self.fold,
+        }
+    }
+    fn into_seq(self) -> Self::Seq {
+        std::iter::once(self.base.into_seq().fold((self.identity)(), self.fold))
+    }
+}
+
+impl<P, ID, F, T> Producer for FoldProducer<'_, P, ID, F>
+where
+    P: Producer,
+    ID: Fn() -> T + Sync,
+    F: Fn(T, P::Item) -> T + Sync,
+{
+    type Item = T;
+    type IntoIter = std::iter::Once<T>;
+    fn len(&self) -> usize {
+        self.base.len()
+    }
+    fn split_at(self, index: usize) -> (Self, Self) {
+        let (left, right) = self.base.split_at(index);
+        (
+            FoldProducer {
+                base: left,
+                identity: self.identity,
+                fold: self.fold,
+            },
+            FoldProducer {
+                base: right,
+                identity: self.identity,
+                fold: self.fold,
+            },
+        )
+    }
+    fn into_iter(self) -> Self::IntoIter {
+        std::iter::once(self.base.into_iter().fold((self.identity)(), self.fold))
+    }
+    forward_hints!();
+}

@@ -1,0 +1,240 @@
+//! Collecting into collections, in the input's order: [`FromParallelIterator`]
+//! and [`ParallelExtend`].
+//!
+//! An iterator that knows its length (`opt_len`: ranges, slices, `map`,
+//! `zip`...) is collected into a `Vec` by writing each piece straight into
+//! its place in the output. One that does not (`filter`) collects each
+//! piece into a `Vec` of its own, and the pieces are joined, in order, once
+//! at the end.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, LinkedList, VecDeque};
+use std::hash::{BuildHasher, Hash};
+use std::mem::{self, MaybeUninit};
+
+use super::plumbing::{drive, Consumer};
+use super::{IntoParallelIterator, ParallelIterator};
+
+/// Building a collection from a parallel iterator (rayon's name): what
+/// [`ParallelIterator::collect`] calls.
+pub trait FromParallelIterator<T: Send>: Sized {
+    /// Builds `Self` from `iter`'s items, in order.
+    fn from_par_iter<I>(iter: I) -> Self
+    where
+        I: IntoParallelIterator<Item = T>;
+}
+
+/// Extending a collection with a parallel iterator's items, in order.
+pub trait ParallelExtend<T: Send> {
+    /// Appends `iter`'s items.
+    fn par_extend<I>(&mut self, iter: I)
+    where
+        I: IntoParallelIterator<Item = T>;
+}
+
+impl<T: Send> FromParallelIterator<T> for Vec<T> {
+    fn from_par_iter<I>(iter: I) -> Self
+    where
+        I: IntoParallelIterator<Item = T>,
+    {
+        let mut vec = Vec::new();
+        vec.par_extend(iter);
+        vec
+    }
+}
+
+impl<T: Send> ParallelExtend<T> for Vec<T> {
+    fn par_extend<I>(&mut self, iter: I)
+    where
+        I: IntoParallelIterator<Item = T>,
+    {
+        let mut iter = iter.into_par_iter();
+        match iter.opt_len() {
+            Some(len) => collect_exact(&mut iter, len, self),
+            None => {
+                for mut piece in collect_pieces(&mut iter) {
+                    self.append(&mut piece);
+                }
+            }
+        }
+    }
+}
+
+/// Every piece's items in a `Vec` of their own, the pieces in order.
+pub(crate) fn collect_pieces<I: ParallelIterator>(iter: &mut I) -> LinkedList<Vec<I::Item>> {
+    struct Pieces;
+    impl<T: Send> Consumer<T> for Pieces {
+        type Result = LinkedList<Vec<T>>;
+        fn fold<It: Iterator<Item = T>>(&self, _offset: usize, items: It) -> Self::Result {
+            let piece: Vec<T> = items.collect();
+            let mut list = LinkedList::new();
+            if !piece.is_empty() {
+                list.push_back(piece);
+            }
+            list
+        }
+        fn reduce(&self, mut left: Self::Result, mut right: Self::Result) -> Self::Result {
+            left.append(&mut right);
+            left
+        }
+    }
+    let mut list = drive(iter.producer(), &Pieces);
+    // Joined once, with the room reserved: one copy of each item.
+    let total = list.iter().map(Vec::len).sum::<usize>();
+    if list.len() > 1 {
+        let mut all = Vec::with_capacity(total);
+        for mut piece in mem::take(&mut list) {
+            all.append(&mut piece);
+        }
+        list.push_back(all);
+    }
+    list
+}
+
+/// Writes exactly `len` items into `vec`'s spare room, each piece into its
+/// own place, then makes them part of `vec`.
+fn collect_exact<I: ParallelIterator>(iter: &mut I, len: usize, vec: &mut Vec<I::Item>) {
+    vec.reserve(len);
+    let start = vec.len();
+    let spare = &mut vec.spare_capacity_mut()[..len];
+    let target = Target(spare.as_mut_ptr());
+    let written = drive(iter.producer(), &Exact { target, len });
+    assert_eq!(
+        (written.start, written.len),
+        (0, len),
+        "an indexed parallel iterator yielded other than its length"
+    );
+    mem::forget(written);
+    // SAFETY: the `len` slots after `start` were all written (the pieces
+    // merged into one covering them), and nothing else owns them now.
+    unsafe { vec.set_len(start + len) };
+}
+
+/// The output's first slot, shared by the pieces, each writing its own.
+struct Target<T>(*mut MaybeUninit<T>);
+
+// By hand: derived ones would ask `T: Copy`.
+impl<T> Clone for Target<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T> Copy for Target<T> {}
+
+// SAFETY: pieces write disjoint slots (their own base indexes), so sharing
+// the pointer shares no slot; the items themselves are `Send`.
+unsafe impl<T: Send> Send for Target<T> {}
+// SAFETY: as for `Send`.
+unsafe impl<T: Send> Sync for Target<T> {}
+
+struct Exact<T> {
+    target: Target<T>,
+    len: usize,
+}
+
+/// Slots `start..start + len` of the output, written: dropped (with their
+/// items) unless merged or handed over, so a panic leaks nothing.
+struct Written<T> {
+    target: Target<T>,
+    start: usize,
+    len: usize,
+}
+
+impl<T> Drop for Written<T> {
+    fn drop(&mut self) {
+        for index in self.start..self.start + self.len {
+            // SAFETY: these slots were written by this piece and are owned
+            // by it alone until merged (which forgets the parts).
+            unsafe { (*self.target.0.add(index)).assume_init_drop() };
+        }
+    }
+}
+
+impl<T: Send> Consumer<T> for Exact<T> {
+    type Result = Written<T>;
+    fn fold<It: Iterator<Item = T>>(&self, offset: usize, items: It) -> Written<T> {
+        let mut written = Written {
+            target: self.target,
+            start: offset,
+            len: 0,
+        };
+        for item in items {
+            let index = offset + written.len;
+            assert!(
+                index < self.len,
+                "an indexed parallel iterator yielded more than its length"
+            );
+            // SAFETY: `index` is inside the output and in this piece's own
+            // range (pieces' base indexes are disjoint), written once.
+            unsafe { (*self.target.0.add(index)).write(item) };
+            written.len += 1;
+        }
+        written
+    }
+    fn reduce(&self, left: Written<T>, right: Written<T>) -> Written<T> {
+        if left.start + left.len == right.start {
+            let merged = Written {
+                target: left.target,
+                start: left.start,
+                len: left.len + right.len,
+            };
+            mem::forget(left);
+            mem::forget(right);
+            merged
+        } else {
+            // A gap: a piece yielded fewer items than its length. Both are
+            // dropped with their items; the length check then fails.
+            drop(right);
+            left
+        }
+    }
+}
+
+/// Collections built from the items in order, through a `Vec`.
+macro_rules! through_vec {
+    ($($(#[$meta:meta])* [$($generics:tt)*] $collection:ty, $item:ty;)*) => {$(
+        $(#[$meta])*
+        impl<$($generics)*> FromParallelIterator<$item> for $collection {
+            fn from_par_iter<I>(iter: I) -> Self
+            where
+                I: IntoParallelIterator<Item = $item>,
+            {
+                let items: Vec<$item> = Vec::from_par_iter(iter);
+                items.into_iter().collect()
+            }
+        }
+
+        $(#[$meta])*
+        impl<$($generics)*> ParallelExtend<$item> for $collection {
+            fn par_extend<I>(&mut self, iter: I)
+            where
+                I: IntoParallelIterator<Item = $item>,
+            {
+                let items: Vec<$item> = Vec::from_par_iter(iter);
+                self.extend(items);
+            }
+        }
+    )*};
+}
+
+through_vec! {
+    [K: Eq + Hash + Send, V: Send, S: BuildHasher + Default + Send] HashMap<K, V, S>, (K, V);
+    [K: Ord + Send, V: Send] BTreeMap<K, V>, (K, V);
+    [T: Eq + Hash + Send, S: BuildHasher + Default + Send] HashSet<T, S>, T;
+    [T: Ord + Send] BTreeSet<T>, T;
+    [T: Send] VecDeque<T>, T;
+    [T: Send] LinkedList<T>, T;
+    [] String, char;
+    [] String, String;
+    ['a] String, &'a str;
+}
+
+/// `()` collects nothing: for `collect::<()>()` after side effects, as std.
+impl FromParallelIterator<()> for () {
+    fn from_par_iter<I>(iter: I) -> Self
+    where
+        I: IntoParallelIterator<Item = ()>,
+    {
+        let mut iter = iter.into_par_iter();
+        drive(iter.producer(), &super::consumers::ForEach(&|()| ()));
+    }
+}

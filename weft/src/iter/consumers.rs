@@ -1,0 +1,184 @@
+//! The consumers behind the consuming methods of
+//! [`ParallelIterator`](super::ParallelIterator): how each folds a piece and
+//! combines two neighbouring pieces' results (left, then right).
+
+use std::marker::PhantomData;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+use super::plumbing::Consumer;
+
+/// `for_each`.
+pub(crate) struct ForEach<'f, F>(pub(crate) &'f F);
+
+impl<T, F: Fn(T) + Sync> Consumer<T> for ForEach<'_, F> {
+    type Result = ();
+    fn fold<I: Iterator<Item = T>>(&self, _offset: usize, items: I) {
+        items.for_each(self.0);
+    }
+    fn reduce(&self, (): (), (): ()) {}
+}
+
+/// `sum`.
+pub(crate) struct Sum<S>(pub(crate) PhantomData<fn() -> S>);
+
+impl<T, S> Consumer<T> for Sum<S>
+where
+    S: std::iter::Sum<T> + std::iter::Sum<S> + Send,
+{
+    type Result = S;
+    fn fold<I: Iterator<Item = T>>(&self, _offset: usize, items: I) -> S {
+        items.sum()
+    }
+    fn reduce(&self, left: S, right: S) -> S {
+        [left, right].into_iter().sum()
+    }
+}
+
+/// `product`.
+pub(crate) struct Product<P>(pub(crate) PhantomData<fn() -> P>);
+
+impl<T, P> Consumer<T> for Product<P>
+where
+    P: std::iter::Product<T> + std::iter::Product<P> + Send,
+{
+    type Result = P;
+    fn fold<I: Iterator<Item = T>>(&self, _offset: usize, items: I) -> P {
+        items.product()
+    }
+    fn reduce(&self, left: P, right: P) -> P {
+        [left, right].into_iter().product()
+    }
+}
+
+/// `count`.
+pub(crate) struct Count;
+
+impl<T> Consumer<T> for Count {
+    type Result = usize;
+    fn fold<I: Iterator<Item = T>>(&self, _offset: usize, items: I) -> usize {
+        items.count()
+    }
+    fn reduce(&self, left: usize, right: usize) -> usize {
+        left + right
+    }
+}
+
+/// `reduce(identity, op)`.
+pub(crate) struct ReduceWith<'f, ID, OP> {
+    pub(crate) identity: &'f ID,
+    pub(crate) op: &'f OP,
+}
+
+impl<T, ID, OP> Consumer<T> for ReduceWith<'_, ID, OP>
+where
+    T: Send,
+    ID: Fn() -> T + Sync,
+    OP: Fn(T, T) -> T + Sync,
+{
+    type Result = T;
+    fn fold<I: Iterator<Item = T>>(&self, _offset: usize, items: I) -> T {
+        items.fold((self.identity)(), self.op)
+    }
+    fn reduce(&self, left: T, right: T) -> T {
+        (self.op)(left, right)
+    }
+}
+
+/// Which end of the order `MinMax` keeps.
+#[derive(Clone, Copy)]
+pub(crate) enum Extreme {
+    Min,
+    Max,
+}
+
+/// `min`, `max` and their `_by` and `_by_key` forms. Ties go as in std's:
+/// the first of equal minima, the last of equal maxima (pieces combine
+/// left then right, so "first" and "last" are the input's order).
+pub(crate) struct MinMax<'f, F> {
+    pub(crate) compare: &'f F,
+    pub(crate) keep: Extreme,
+}
+
+impl<T, F> Consumer<T> for MinMax<'_, F>
+where
+    T: Send,
+    F: Fn(&T, &T) -> std::cmp::Ordering + Sync,
+{
+    type Result = Option<T>;
+    fn fold<I: Iterator<Item = T>>(&self, _offset: usize, items: I) -> Option<T> {
+        match self.keep {
+            Extreme::Min => items.min_by(self.compare),
+            Extreme::Max => items.max_by(self.compare),
+        }
+    }
+    fn reduce(&self, left: Option<T>, right: Option<T>) -> Option<T> {
+        match (left, right) {
+            (Some(left), Some(right)) => {
+                let right_wins = match self.keep {
+                    Extreme::Min => (self.compare)(&right, &left).is_lt(),
+                    Extreme::Max => (self.compare)(&right, &left).is_ge(),
+                };
+                Some(if right_wins { right } else { left })
+            }
+            (left, right) => left.or(right),
+        }
+    }
+}
+
+/// `find_any`, `any`, `all`, `position_any`: the first match any piece
+/// finds; every piece stops once one has.
+pub(crate) struct FindAny<'f, F> {
+    pub(crate) found: AtomicBool,
+    pub(crate) matches: &'f F,
+}
+
+impl<T, R: Send, F: Fn(T) -> Option<R> + Sync> Consumer<T> for FindAny<'_, F> {
+    type Result = Option<R>;
+    fn fold<I: Iterator<Item = T>>(&self, _offset: usize, items: I) -> Option<R> {
+        for item in items {
+            // Relaxed: a hint to stop; the match itself travels by join.
+            if self.found.load(Ordering::Relaxed) {
+                return None;
+            }
+            if let Some(hit) = (self.matches)(item) {
+                self.found.store(true, Ordering::Relaxed);
+                return Some(hit);
+            }
+        }
+        None
+    }
+    fn reduce(&self, left: Option<R>, right: Option<R>) -> Option<R> {
+        left.or(right)
+    }
+    fn full(&self) -> bool {
+        self.found.load(Ordering::Relaxed)
+    }
+}
+
+/// `find_first`: the leftmost match. A piece stops at its first match, and
+/// pieces that start right of the leftmost match found so far do not run.
+pub(crate) struct FindFirst<'f, F> {
+    /// The base index of the leftmost piece start with a match so far.
+    pub(crate) best: AtomicUsize,
+    pub(crate) matches: &'f F,
+}
+
+impl<T, R: Send, F: Fn(T) -> Option<R> + Sync> Consumer<T> for FindFirst<'_, F> {
+    type Result = Option<R>;
+    fn fold<I: Iterator<Item = T>>(&self, offset: usize, items: I) -> Option<R> {
+        // Relaxed: a hint; the leftmost match wins in `reduce` anyway.
+        if offset > self.best.load(Ordering::Relaxed) {
+            return None;
+        }
+        for item in items {
+            if let Some(hit) = (self.matches)(item) {
+                self.best.fetch_min(offset, Ordering::Relaxed);
+                return Some(hit);
+            }
+        }
+        None
+    }
+    fn reduce(&self, left: Option<R>, right: Option<R>) -> Option<R> {
+        left.or(right)
+    }
+}

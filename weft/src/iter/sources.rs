@@ -1,0 +1,625 @@
+//! Where parallel iterators start: integer ranges, slices (by reference,
+//! by mutable reference, in chunks and windows), `Vec`s and arrays by
+//! value.
+
+use std::marker::PhantomData;
+use std::ops::Range;
+use std::ptr;
+
+use super::plumbing::Producer;
+use super::{IndexedParallelIterator, IntoParallelIterator, ParallelIterator};
+
+// ---------------------------------------------------------------- ranges
+
+/// A parallel iterator over an integer range (`(0..n).into_par_iter()`).
+#[derive(Clone, Debug)]
+pub struct RangeIter<T> {
+    range: Range<T>,
+}
+
+/// The producer of [`RangeIter`].
+#[derive(Debug)]
+pub struct RangeProducer<T> {
+    range: Range<T>,
+}
+
+macro_rules! ranges {
+    ($($t:ty),*) => {$(
+        impl ParallelIterator for RangeIter<$t> {
+            type Item = $t;
+            type Producer<'a> = RangeProducer<$t>;
+            type Seq = Range<$t>;
+            fn producer(&mut self) -> RangeProducer<$t> {
+                RangeProducer { range: self.range.clone() }
+            }
+            fn into_seq(self) -> Range<$t> {
+                self.range
+            }
+            fn opt_len(&self) -> Option<usize> {
+                Some(IndexedParallelIterator::len(self))
+            }
+        }
+
+        impl IndexedParallelIterator for RangeIter<$t> {
+            fn len(&self) -> usize {
+                range_len(self.range.start as i128, self.range.end as i128)
+            }
+        }
+
+        impl Producer for RangeProducer<$t> {
+            type Item = $t;
+            type IntoIter = Range<$t>;
+            fn len(&self) -> usize {
+                range_len(self.range.start as i128, self.range.end as i128)
+            }
+            fn split_at(self, index: usize) -> (Self, Self) {
+                // In range: `index <= len`, so the midpoint is a value of
+                // the range's own type.
+                let mid = (self.range.start as i128 + index as i128) as $t;
+                (
+                    RangeProducer { range: self.range.start..mid },
+                    RangeProducer { range: mid..self.range.end },
+                )
+            }
+            fn into_iter(self) -> Range<$t> {
+                self.range
+            }
+        }
+    )*};
+}
+
+ranges!(u8, u16, u32, u64, usize, i8, i16, i32, i64, isize);
+
+// One generic impl rather than one per integer type, so that an untyped
+// `(0..n).into_par_iter()` falls back to `i32` as a sequential range does.
+impl<T> IntoParallelIterator for Range<T>
+where
+    RangeIter<T>: ParallelIterator,
+{
+    type Item = <RangeIter<T> as ParallelIterator>::Item;
+    type Iter = RangeIter<T>;
+    fn into_par_iter(self) -> RangeIter<T> {
+        RangeIter { range: self }
+    }
+}
+
+/// The length of `start..end`. A range longer than `usize::MAX` (a full
+/// `u64` range on a 32-bit target) is not supported.
+fn range_len(start: i128, end: i128) -> usize {
+    let len = (end - start).max(0);
+    usize::try_from(len).expect("a parallel range longer than usize::MAX")
+}
+
+// ---------------------------------------------------------------- slices
+
+/// A parallel iterator over `&T` in a slice (`slice.par_iter()`).
+#[derive(Debug)]
+pub struct Iter<'a, T> {
+    slice: &'a [T],
+}
+
+impl<T> Clone for Iter<'_, T> {
+    fn clone(&self) -> Self {
+        Iter { slice: self.slice }
+    }
+}
+
+/// The producer of [`Iter`] and of `par_chunks`' pieces' base.
+#[derive(Debug)]
+pub struct SliceProducer<'a, T> {
+    slice: &'a [T],
+}
+
+impl<'a, T: Sync> IntoParallelIterator for &'a [T] {
+    type Item = &'a T;
+    type Iter = Iter<'a, T>;
+    fn into_par_iter(self) -> Iter<'a, T> {
+        Iter { slice: self }
+    }
+}
+
+impl<'a, T: Sync> IntoParallelIterator for &'a Vec<T> {
+    type Item = &'a T;
+    type Iter = Iter<'a, T>;
+    fn into_par_iter(self) -> Iter<'a, T> {
+        Iter { slice: self }
+    }
+}
+
+impl<'a, T: Sync, const N: usize> IntoParallelIterator for &'a [T; N] {
+    type Item = &'a T;
+    type Iter = Iter<'a, T>;
+    fn into_par_iter(self) -> Iter<'a, T> {
+        Iter { slice: self }
+    }
+}
+
+impl<'a, T: Sync> ParallelIterator for Iter<'a, T> {
+    type Item = &'a T;
+    type Producer<'b>
+        = SliceProducer<'a, T>
+    where
+        Self: 'b;
+    type Seq = std::slice::Iter<'a, T>;
+    fn producer(&mut self) -> SliceProducer<'a, T> {
+        SliceProducer { slice: self.slice }
+    }
+    fn into_seq(self) -> Self::Seq {
+        self.slice.iter()
+    }
+    fn opt_len(&self) -> Option<usize> {
+        Some(self.slice.len())
+    }
+}
+
+impl<T: Sync> IndexedParallelIterator for Iter<'_, T> {
+    fn len(&self) -> usize {
+        self.slice.len()
+    }
+}
+
+impl<'a, T: Sync> Producer for SliceProducer<'a, T> {
+    type Item = &'a T;
+    type IntoIter = std::slice::Iter<'a, T>;
+    fn len(&self) -> usize {
+        self.slice.len()
+    }
+    fn split_at(self, index: usize) -> (Self, Self) {
+        let (left, right) = self.slice.split_at(index);
+        (
+            SliceProducer { slice: left },
+            SliceProducer { slice: right },
+        )
+    }
+    fn into_iter(self) -> Self::IntoIter {
+        self.slice.iter()
+    }
+}
+
+/// A parallel iterator over `&mut T` in a slice (`slice.par_iter_mut()`).
+#[derive(Debug)]
+pub struct IterMut<'a, T> {
+    slice: &'a mut [T],
+}
+
+/// The producer of [`IterMut`].
+#[derive(Debug)]
+pub struct SliceMutProducer<'a, T> {
+    slice: &'a mut [T],
+}
+
+impl<'a, T: Send> IntoParallelIterator for &'a mut [T] {
+    type Item = &'a mut T;
+    type Iter = IterMut<'a, T>;
+    fn into_par_iter(self) -> IterMut<'a, T> {
+        IterMut { slice: self }
+    }
+}
+
+impl<'a, T: Send> IntoParallelIterator for &'a mut Vec<T> {
+    type Item = &'a mut T;
+    type Iter = IterMut<'a, T>;
+    fn into_par_iter(self) -> IterMut<'a, T> {
+        IterMut { slice: self }
+    }
+}
+
+impl<'a, T: Send, const N: usize> IntoParallelIterator for &'a mut [T; N] {
+    type Item = &'a mut T;
+    type Iter = IterMut<'a, T>;
+    fn into_par_iter(self) -> IterMut<'a, T> {
+        IterMut { slice: self }
+    }
+}
+
+impl<'a, T: Send> ParallelIterator for IterMut<'a, T> {
+    type Item = &'a mut T;
+    type Producer<'b>
+        = SliceMutProducer<'a, T>
+    where
+        Self: 'b;
+    type Seq = std::slice::IterMut<'a, T>;
+    fn producer(&mut self) -> SliceMutProducer<'a, T> {
+        // The iterator is consumed by the call that asked: the slice moves
+        // into the producer, so no element is lent out twice.
+        SliceMutProducer {
+            slice: std::mem::take(&mut self.slice),
+        }
+    }
+    fn into_seq(self) -> Self::Seq {
+        self.slice.iter_mut()
+    }
+    fn opt_len(&self) -> Option<usize> {
+        Some(self.slice.len())
+    }
+}
+
+impl<T: Send> IndexedParallelIterator for IterMut<'_, T> {
+    fn len(&self) -> usize {
+        self.slice.len()
+    }
+}
+
+impl<'a, T: Send> Producer for SliceMutProducer<'a, T> {
+    type Item = &'a mut T;
+    type IntoIter = std::slice::IterMut<'a, T>;
+    fn len(&self) -> usize {
+        self.slice.len()
+    }
+    fn split_at(self, index: usize) -> (Self, Self) {
+        let (left, right) = self.slice.split_at_mut(index);
+        (
+            SliceMutProducer { slice: left },
+            SliceMutProducer { slice: right },
+        )
+    }
+    fn into_iter(self) -> Self::IntoIter {
+        self.slice.iter_mut()
+    }
+}
+
+// ------------------------------------------------------ chunks, windows
+
+/// `slice.par_chunks(size)`: non-overlapping pieces of `size` elements, the
+/// last possibly shorter.
+#[derive(Debug)]
+pub struct Chunks<'a, T> {
+    slice: &'a [T],
+    size: usize,
+}
+
+/// `slice.par_chunks_mut(size)`.
+#[derive(Debug)]
+pub struct ChunksMut<'a, T> {
+    slice: &'a mut [T],
+    size: usize,
+}
+
+/// `slice.par_windows(size)`: every run of `size` neighbours, overlapping.
+#[derive(Debug)]
+pub struct Windows<'a, T> {
+    slice: &'a [T],
+    size: usize,
+}
+
+/// The producer of [`Chunks`].
+#[derive(Debug)]
+pub struct ChunksProducer<'a, T> {
+    slice: &'a [T],
+    size: usize,
+}
+
+/// The producer of [`ChunksMut`].
+#[derive(Debug)]
+pub struct ChunksMutProducer<'a, T> {
+    slice: &'a mut [T],
+    size: usize,
+}
+
+/// The producer of [`Windows`].
+#[derive(Debug)]
+pub struct WindowsProducer<'a, T> {
+    slice: &'a [T],
+    size: usize,
+}
+
+impl<'a, T> Chunks<'a, T> {
+    pub(crate) fn new(slice: &'a [T], size: usize) -> Self {
+        assert!(size != 0, "chunk size must be non-zero");
+        Chunks { slice, size }
+    }
+}
+
+impl<'a, T> ChunksMut<'a, T> {
+    pub(crate) fn new(slice: &'a mut [T], size: usize) -> Self {
+        assert!(size != 0, "chunk size must be non-zero");
+        ChunksMut { slice, size }
+    }
+}
+
+impl<'a, T> Windows<'a, T> {
+    pub(crate) fn new(slice: &'a [T], size: usize) -> Self {
+        assert!(size != 0, "window size must be non-zero");
+        Windows { slice, size }
+    }
+}
+
+fn chunk_count(len: usize, size: usize) -> usize {
+    len.div_ceil(size)
+}
+
+fn window_count(len: usize, size: usize) -> usize {
+    (len + 1).saturating_sub(size)
+}
+
+impl<'a, T: Sync> ParallelIterator for Chunks<'a, T> {
+    type Item = &'a [T];
+    type Producer<'b>
+        = ChunksProducer<'a, T>
+    where
+        Self: 'b;
+    type Seq = std::slice::Chunks<'a, T>;
+    fn producer(&mut self) -> ChunksProducer<'a, T> {
+        ChunksProducer {
+            slice: self.slice,
+            size: self.size,
+        }
+    }
+    fn into_seq(self) -> Self::Seq {
+        self.slice.chunks(self.size)
+    }
+    fn opt_len(&self) -> Option<usize> {
+        Some(chunk_count(self.slice.len(), self.size))
+    }
+}
+
+impl<T: Sync> IndexedParallelIterator for Chunks<'_, T> {
+    fn len(&self) -> usize {
+        chunk_count(self.slice.len(), self.size)
+    }
+}
+
+impl<'a, T: Sync> Producer for ChunksProducer<'a, T> {
+    type Item = &'a [T];
+    type IntoIter = std::slice::Chunks<'a, T>;
+    fn len(&self) -> usize {
+        chunk_count(self.slice.len(), self.size)
+    }
+    fn split_at(self, index: usize) -> (Self, Self) {
+        let at = (index * self.size).min(self.slice.len());
+        let (left, right) = self.slice.split_at(at);
+        let size = self.size;
+        (
+            ChunksProducer { slice: left, size },
+            ChunksProducer { slice: right, size },
+        )
+    }
+    fn into_iter(self) -> Self::IntoIter {
+        self.slice.chunks(self.size)
+    }
+}
+
+impl<'a, T: Send> ParallelIterator for ChunksMut<'a, T> {
+    type Item = &'a mut [T];
+    type Producer<'b>
+        = ChunksMutProducer<'a, T>
+    where
+        Self: 'b;
+    type Seq = std::slice::ChunksMut<'a, T>;
+    fn producer(&mut self) -> ChunksMutProducer<'a, T> {
+        // As `IterMut::producer`: the slice moves into the producer.
+        ChunksMutProducer {
+            slice: std::mem::take(&mut self.slice),
+            size: self.size,
+        }
+    }
+    fn into_seq(self) -> Self::Seq {
+        self.slice.chunks_mut(self.size)
+    }
+    fn opt_len(&self) -> Option<usize> {
+        Some(chunk_count(self.slice.len(), self.size))
+    }
+}
+
+impl<T: Send> IndexedParallelIterator for ChunksMut<'_, T> {
+    fn len(&self) -> usize {
+        chunk_count(self.slice.len(), self.size)
+    }
+}
+
+impl<'a, T: Send> Producer for ChunksMutProducer<'a, T> {
+    type Item = &'a mut [T];
+    type IntoIter = std::slice::ChunksMut<'a, T>;
+    fn len(&self) -> usize {
+        chunk_count(self.slice.len(), self.size)
+    }
+    fn split_at(self, index: usize) -> (Self, Self) {
+        let at = (index * self.size).min(self.slice.len());
+        let (left, right) = self.slice.split_at_mut(at);
+        let size = self.size;
+        (
+            ChunksMutProducer { slice: left, size },
+            ChunksMutProducer { slice: right, size },
+        )
+    }
+    fn into_iter(self) -> Self::IntoIter {
+        self.slice.chunks_mut(self.size)
+    }
+}
+
+impl<'a, T: Sync> ParallelIterator for Windows<'a, T> {
+    type Item = &'a [T];
+    type Producer<'b>
+        = WindowsProducer<'a, T>
+    where
+        Self: 'b;
+    type Seq = std::slice::Windows<'a, T>;
+    fn producer(&mut self) -> WindowsProducer<'a, T> {
+        WindowsProducer {
+            slice: self.slice,
+            size: self.size,
+        }
+    }
+    fn into_seq(self) -> Self::Seq {
+        self.slice.windows(self.size)
+    }
+    fn opt_len(&self) -> Option<usize> {
+        Some(window_count(self.slice.len(), self.size))
+    }
+}
+
+impl<T: Sync> IndexedParallelIterator for Windows<'_, T> {
+    fn len(&self) -> usize {
+        window_count(self.slice.len(), self.size)
+    }
+}
+
+impl<'a, T: Sync> Producer for WindowsProducer<'a, T> {
+    type Item = &'a [T];
+    type IntoIter = std::slice::Windows<'a, T>;
+    fn len(&self) -> usize {
+        window_count(self.slice.len(), self.size)
+    }
+    fn split_at(self, index: usize) -> (Self, Self) {
+        // Window `index` starts at element `index`; the left piece keeps
+        // the `size - 1` elements its last window reaches into.
+        let left_end = (index + self.size - 1).min(self.slice.len());
+        let size = self.size;
+        (
+            WindowsProducer {
+                slice: &self.slice[..left_end],
+                size,
+            },
+            WindowsProducer {
+                slice: &self.slice[index.min(self.slice.len())..],
+                size,
+            },
+        )
+    }
+    fn into_iter(self) -> Self::IntoIter {
+        self.slice.windows(self.size)
+    }
+}
+
+// -------------------------------------------------------- Vec by value
+
+/// A parallel iterator that moves the elements out of a `Vec` (or array).
+#[derive(Debug)]
+pub struct IntoIter<T> {
+    vec: Vec<T>,
+}
+
+impl<T: Send> IntoParallelIterator for Vec<T> {
+    type Item = T;
+    type Iter = IntoIter<T>;
+    fn into_par_iter(self) -> IntoIter<T> {
+        IntoIter { vec: self }
+    }
+}
+
+impl<T: Send, const N: usize> IntoParallelIterator for [T; N] {
+    type Item = T;
+    type Iter = IntoIter<T>;
+    fn into_par_iter(self) -> IntoIter<T> {
+        IntoIter {
+            vec: Vec::from(self),
+        }
+    }
+}
+
+impl<T: Send> ParallelIterator for IntoIter<T> {
+    type Item = T;
+    type Producer<'b>
+        = DrainProducer<'b, T>
+    where
+        Self: 'b;
+    type Seq = std::vec::IntoIter<T>;
+    fn producer(&mut self) -> DrainProducer<'_, T> {
+        let len = self.vec.len();
+        // SAFETY: the elements now belong to the producer, which moves
+        // each out exactly once or drops it (`DrainProducer`'s drop); with
+        // the length at zero the `Vec` only frees its buffer, after the
+        // producer is gone (it borrows `self`).
+        unsafe {
+            self.vec.set_len(0);
+            DrainProducer {
+                slice: std::slice::from_raw_parts_mut(self.vec.as_mut_ptr(), len),
+            }
+        }
+    }
+    fn into_seq(self) -> Self::Seq {
+        self.vec.into_iter()
+    }
+    fn opt_len(&self) -> Option<usize> {
+        Some(self.vec.len())
+    }
+}
+
+impl<T: Send> IndexedParallelIterator for IntoIter<T> {
+    fn len(&self) -> usize {
+        self.vec.len()
+    }
+}
+
+/// Owns the elements of its slice: moves them out as it yields them, drops
+/// those it never yields.
+#[derive(Debug)]
+pub struct DrainProducer<'a, T> {
+    slice: &'a mut [T],
+}
+
+// SAFETY: the producer owns its elements (moved in from the `Vec`) and
+// hands them out by value, so it may cross threads when `T` may.
+unsafe impl<T: Send> Send for DrainProducer<'_, T> {}
+
+impl<T> Drop for DrainProducer<'_, T> {
+    fn drop(&mut self) {
+        let slice = std::mem::take(&mut self.slice);
+        // SAFETY: the elements left in the slice were never moved out.
+        unsafe { ptr::drop_in_place(slice) };
+    }
+}
+
+impl<'a, T: Send> Producer for DrainProducer<'a, T> {
+    type Item = T;
+    type IntoIter = DrainIter<'a, T>;
+    fn len(&self) -> usize {
+        self.slice.len()
+    }
+    fn split_at(mut self, index: usize) -> (Self, Self) {
+        let slice = std::mem::take(&mut self.slice);
+        let (left, right) = slice.split_at_mut(index);
+        (
+            DrainProducer { slice: left },
+            DrainProducer { slice: right },
+        )
+    }
+    fn into_iter(mut self) -> DrainIter<'a, T> {
+        let slice = std::mem::take(&mut self.slice);
+        let range = slice.as_mut_ptr_range();
+        DrainIter {
+            next: range.start,
+            end: range.end,
+            _owns: PhantomData,
+        }
+    }
+}
+
+/// The sequential iterator of a [`DrainProducer`]'s piece.
+#[derive(Debug)]
+pub struct DrainIter<'a, T> {
+    next: *mut T,
+    end: *mut T,
+    _owns: PhantomData<&'a mut [T]>,
+}
+
+impl<T> Iterator for DrainIter<'_, T> {
+    type Item = T;
+    fn next(&mut self) -> Option<T> {
+        if self.next == self.end {
+            return None;
+        }
+        // SAFETY: `next` is below `end`, inside the piece, and each
+        // element is read once: the cursor moves past it.
+        unsafe {
+            let item = ptr::read(self.next);
+            self.next = self.next.add(1);
+            Some(item)
+        }
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        // SAFETY: both pointers are into the same piece, `next <= end`.
+        let left = unsafe { self.end.offset_from(self.next) } as usize;
+        (left, Some(left))
+    }
+}
+
+impl<T> Drop for DrainIter<'_, T> {
+    fn drop(&mut self) {
+        // Drops what was not yielded (a consumer that stopped early).
+        for item in self.by_ref() {
+            drop(item);
+        }
+    }
+}
