@@ -362,3 +362,71 @@ fn futures_queue_their_task_arc_once_per_poll() {
     event2.signal();
     waiting.join().unwrap();
 }
+
+/// Counts its drops, to show each moved-out item is dropped exactly once.
+struct Dropped<'a>(&'a AtomicUsize, usize);
+
+impl Drop for Dropped<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+#[test]
+fn vec_items_moved_into_a_parallel_loop_are_dropped_once() {
+    use weft::prelude::*;
+    let pool = pool(2);
+    let drops = AtomicUsize::new(0);
+    let make = |n: usize| (0..n).map(|i| Dropped(&drops, i)).collect::<Vec<_>>();
+    pool.install(|| {
+        // Consumed in full; cut by take and skip; stopped early.
+        let kept: Vec<Dropped<'_>> = make(40).into_par_iter().collect();
+        assert_eq!(kept.len(), 40);
+        drop(kept);
+        assert_eq!(make(40).into_par_iter().take(7).count(), 7);
+        assert_eq!(make(40).into_par_iter().skip(30).count(), 10);
+        assert!(make(40).into_par_iter().any(|item| item.1 == 3));
+    });
+    assert_eq!(drops.load(Ordering::SeqCst), 160);
+}
+
+#[test]
+fn a_collect_that_panics_midway_drops_what_it_wrote() {
+    use weft::prelude::*;
+    let drops = AtomicUsize::new(0);
+    // From outside any pool (the caller folds chunks itself) and inside one.
+    let run = || {
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            (0..64usize)
+                .into_par_iter()
+                .map(|i| {
+                    assert!(i != 50, "item 50");
+                    Dropped(&drops, i)
+                })
+                .collect::<Vec<_>>()
+        }));
+        assert!(result.is_err());
+    };
+    run();
+    let written_outside = drops.load(Ordering::SeqCst);
+    assert!(written_outside <= 63);
+    pool(2).install(run);
+    assert!(drops.load(Ordering::SeqCst) <= written_outside + 63);
+}
+
+#[test]
+fn a_parallel_loop_from_outside_hands_its_rest_to_the_pool() {
+    use weft::prelude::*;
+    // A long loop of slow-ish items from a thread outside any pool: the
+    // caller's chunks and the pool task's pieces meet in the middle.
+    let total: u64 = (0..200u64)
+        .into_par_iter()
+        .map(|x| {
+            std::thread::yield_now();
+            x
+        })
+        .sum();
+    assert_eq!(total, 199 * 200 / 2);
+    let squares: Vec<u64> = (0..300u64).into_par_iter().map(|x| x * x).collect();
+    assert!(squares.iter().enumerate().all(|(i, &s)| s == (i * i) as u64));
+}

@@ -68,3 +68,17 @@ pub(crate) fn in_worker<R: Send>(op: impl FnOnce() -> R + Send) -> R {
         None => crate::api::pool::install(&free_function_pool(), op),
     }
 }
+
+/// Whether the calling thread is a worker (of any pool).
+pub(crate) fn on_worker() -> bool {
+    WorkerThread::current().is_some()
+}
+
+/// Queues `task` on the pool a free function acts on from this thread.
+/// `Err` gives the task back if that pool no longer takes tasks.
+pub(crate) fn spawn_on_free_function_pool<F>(task: F) -> Result<(), F>
+where
+    F: FnOnce() + Send + 'static,
+{
+    crate::api::task::spawn_in(&free_function_pool(), task)
+}

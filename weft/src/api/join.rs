@@ -34,6 +34,13 @@ where
     join_context(|_| a(), |_| b())
 }
 
+/// A point where the running task can give work away (sched/worker.rs,
+/// `offer_work`); false off a worker. For loops that split on demand.
+#[inline]
+pub(crate) fn offer_work() -> bool {
+    WorkerThread::current().is_some_and(WorkerThread::offer_work)
+}
+
 /// What a closure run by [`join_context`] learns of where it runs.
 #[derive(Clone, Copy, Debug)]
 pub struct FnContext {

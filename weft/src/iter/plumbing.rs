@@ -26,10 +26,31 @@
 //! elements splits down to single elements, one per worker. Pieces never
 //! split below `with_min_len` nor stay above `with_max_len`.
 //!
+//! A piece that stops splitting (a *leaf*) is folded a chunk at a time,
+//! each chunk sized to take a few microseconds (`CHUNK_TARGET`), and
+//! between two chunks it offers work: it answers a searcher's request for
+//! one of the halves on its worker's join stack (so that the searcher need
+//! not take it by force), and when workers search with nothing to take, it
+//! splits its rest as above. So an unbalanced loop rebalances on demand,
+//! and a balanced one pays a clock read per chunk.
+//!
 //! With [`deterministic`](super::ParallelIterator::deterministic) the
-//! budget ignores migration: the split tree then depends only on the
-//! input's length and the worker count, so a floating-point reduction
-//! gives the same bits on every run.
+//! budget ignores migration and leaves never split on demand: the split
+//! tree then depends only on the input's length and the worker count, so
+//! a floating-point reduction gives the same bits on every run.
+//!
+//! # From outside a pool
+//!
+//! A loop called from a thread that is no worker (how most programs call
+//! a parallel loop) does not wait for a round trip into the pool: the
+//! calling thread folds the loop's first chunks itself, alone for
+//! `HANDOFF_AFTER` when the loop is long, then queues a task on the pool
+//! that takes pieces from the back of the rest while the caller goes on
+//! from the front (`Drive::outside_pool`). A short loop thus ends on the
+//! calling thread without waking any worker, and a long one has the
+//! caller working while the pool wakes. A loop of few items (under
+//! `HANDOFF_MIN_ITEMS`) is handed over at once, since each of its items
+//! may be slow.
 //!
 //! # Stopping early
 //!
@@ -39,6 +60,8 @@
 
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
 
 /// A piece of a parallel iterator's input: it splits at an index, and
 /// becomes a sequential iterator where the driver stops splitting.
@@ -99,8 +122,10 @@ pub(crate) trait Consumer<T>: Sync {
     }
 }
 
-/// Runs `producer` through `consumer` on the calling worker's pool (the
-/// global pool outside any pool, as `weft::join` does).
+/// Runs `producer` through `consumer`: on the calling worker's pool, or,
+/// from a thread outside any pool, with the calling thread working through
+/// the loop's first chunks while the global pool is woken for the rest
+/// (`Drive::outside_pool`).
 pub(crate) fn drive<P, C>(producer: P, consumer: &C) -> C::Result
 where
     P: Producer,
@@ -111,11 +136,37 @@ where
         consumer,
         stop: &stop,
     };
-    crate::api::global::in_worker(|| {
+    if crate::api::global::on_worker() {
         let budget = Budget::new(&producer);
-        drive.run(producer, 0, budget, false)
-    })
+        return drive.run(producer, 0, budget, false);
+    }
+    drive.outside_pool(producer)
 }
+
+/// A leaf folds its items a chunk at a time, and between two chunks looks
+/// whether idle workers want some of its work (`offer_work`): it answers a
+/// searcher's request for a join half, and splits its rest when searchers
+/// have nothing to take. Chunks are sized to take about this long: well
+/// inside the 20 us a searcher asks before it takes a half by force
+/// (sched/worker.rs, `ASK_BEFORE_STEALING`), and long enough that the clock
+/// reads and the look (tens of nanoseconds) are noise.
+const CHUNK_TARGET: Duration = Duration::from_micros(4);
+
+/// The first chunk of a leaf, in items: one, so that a slow item is timed
+/// before another is committed to (the next chunk grows up to 64-fold).
+const FIRST_CHUNK: usize = 1;
+
+/// From outside a pool, a loop of at least this many items first runs on
+/// the calling thread alone for [`HANDOFF_AFTER`]: one that ends by then
+/// never wakes a worker (a wake costs the caller a system call and the
+/// woken worker a few microseconds of CPU for nothing). A shorter loop is
+/// handed to the pool at once: few items are worth a loop when each is
+/// slow, and a slow first item must not delay the others.
+const HANDOFF_MIN_ITEMS: usize = 64;
+
+/// How long the calling thread works alone on a long loop before it wakes
+/// the pool: about the cost of the wake it may save.
+const HANDOFF_AFTER: Duration = Duration::from_micros(2);
 
 /// How many more times a piece may split without evidence of idle
 /// workers (the splitting rule in the module docs).
@@ -137,8 +188,7 @@ impl Budget {
         }
     }
 
-    /// Whether a piece of `len` elements splits now, and the budget each
-    /// half then gets.
+    /// Whether a piece splits now, and the budget each half then gets.
     fn split<P: Producer>(self, producer: &P, migrated: bool) -> Option<Budget> {
         let len = producer.len();
         let min = producer.min_len().max(1);
@@ -157,7 +207,18 @@ impl Budget {
             ..self
         })
     }
+
+    /// The budget of a leaf's rest that idle workers asked for.
+    fn renewed(self) -> Budget {
+        Budget {
+            splits: self.workers,
+            ..self
+        }
+    }
 }
+
+/// Results folded so far, left to right.
+struct Folded<R>(Option<R>);
 
 struct Drive<'c, C> {
     consumer: &'c C,
@@ -175,6 +236,44 @@ impl<C> Drive<'_, C> {
         self.stop.load(Ordering::Relaxed) || self.consumer.full()
     }
 
+    fn push<T>(&self, folded: &mut Folded<C::Result>, next: C::Result)
+    where
+        C: Consumer<T>,
+    {
+        folded.0 = Some(match folded.0.take() {
+            Some(left) => self.consumer.reduce(left, next),
+            None => next,
+        });
+    }
+
+    fn finish<T>(&self, folded: Folded<C::Result>, offset: usize) -> C::Result
+    where
+        C: Consumer<T>,
+    {
+        match folded.0 {
+            Some(result) => result,
+            None => self.consumer.fold(offset, std::iter::empty()),
+        }
+    }
+
+    /// Folds one piece sequentially; a panic stops the other pieces.
+    fn fold_piece<P>(&self, piece: P, offset: usize) -> C::Result
+    where
+        P: Producer,
+        C: Consumer<P::Item>,
+    {
+        let fold = || self.consumer.fold(offset, piece.into_iter());
+        match panic::catch_unwind(AssertUnwindSafe(fold)) {
+            Ok(result) => result,
+            Err(payload) => {
+                self.stop.store(true, Ordering::Relaxed);
+                panic::resume_unwind(payload)
+            }
+        }
+    }
+
+    /// Runs a piece on a worker: splits it while the budget says so, then
+    /// folds it as a leaf.
     fn run<P>(&self, producer: P, offset: usize, budget: Budget, migrated: bool) -> C::Result
     where
         P: Producer,
@@ -192,13 +291,332 @@ impl<C> Drive<'_, C> {
             );
             return self.consumer.reduce(left, right);
         }
-        let fold = || self.consumer.fold(offset, producer.into_iter());
-        match panic::catch_unwind(AssertUnwindSafe(fold)) {
-            Ok(result) => result,
-            Err(payload) => {
-                self.stop.store(true, Ordering::Relaxed);
-                panic::resume_unwind(payload)
+        self.leaf(producer, offset, budget)
+    }
+
+    /// Folds a leaf a chunk at a time, giving work away between chunks
+    /// (see [`CHUNK_TARGET`]).
+    fn leaf<P>(&self, mut rest: P, mut offset: usize, budget: Budget) -> C::Result
+    where
+        P: Producer,
+        C: Consumer<P::Item>,
+    {
+        let start = offset;
+        let mut folded = Folded(None);
+        let mut chunk = FIRST_CHUNK;
+        loop {
+            let len = rest.len();
+            if len <= chunk {
+                let last = self.fold_piece(rest, offset);
+                self.push(&mut folded, last);
+                return self.finish(folded, start);
             }
+            if !budget.deterministic
+                && len / 2 >= rest.min_len().max(1)
+                && crate::api::join::offer_work()
+            {
+                let split = self.run(rest, offset, budget.renewed(), true);
+                self.push(&mut folded, split);
+                return self.finish(folded, start);
+            }
+            let (head, tail) = rest.split_at(chunk);
+            let timer = Instant::now();
+            let part = self.fold_piece(head, offset);
+            self.push(&mut folded, part);
+            offset += chunk;
+            rest = tail;
+            if self.stopped() {
+                return self.finish(folded, start);
+            }
+            chunk = next_chunk(chunk, timer.elapsed(), CHUNK_TARGET);
         }
     }
+
+    /// From a thread outside any pool. The caller folds the loop from the
+    /// front, a chunk at a time (alone at first, for [`HANDOFF_AFTER`]); a
+    /// task it then queues on the pool takes pieces from the back of the
+    /// rest, each as large as leaves the caller one worker's share, and
+    /// runs each as any worker runs a loop, until caller and task meet.
+    /// So the calling thread works while the pool wakes, instead of
+    /// waiting for a round trip, and a loop that ends before the task runs
+    /// costs no wake at all: the task is withdrawn, and the caller waits
+    /// only for a task that took a piece.
+    fn outside_pool<P>(&self, producer: P) -> C::Result
+    where
+        P: Producer,
+        C: Consumer<P::Item>,
+    {
+        let remote = Remote {
+            rest: Mutex::new(None),
+            drive: self,
+            outcome: Mutex::new(None),
+            done: AtomicBool::new(false),
+            caller: std::thread::current(),
+        };
+        let mut handoff = Handoff::new(&remote);
+        let mut folded = Folded(None);
+        let mut chunk = FIRST_CHUNK;
+        // Alone: until the task is queued nobody else can take from the
+        // rest, which the caller keeps to itself, unlocked.
+        let mut alone = Some((producer, 0));
+        let started = Instant::now();
+        if alone
+            .as_ref()
+            .is_some_and(|(rest, _)| rest.len() < HANDOFF_MIN_ITEMS)
+        {
+            *lock(&remote.rest) = alone.take();
+            handoff.send();
+        }
+        let mut previous = started;
+        loop {
+            let next = match alone.take() {
+                Some((rest, offset)) if rest.len() <= chunk => Some((rest, offset)),
+                Some((rest, offset)) => {
+                    let (head, tail) = rest.split_at(chunk);
+                    alone = Some((tail, offset + chunk));
+                    Some((head, offset))
+                }
+                None => remote.take_chunk(chunk),
+            };
+            let Some((piece, offset)) = next else {
+                break;
+            };
+            let part = self.fold_piece(piece, offset);
+            self.push(&mut folded, part);
+            if self.stopped() {
+                break;
+            }
+            let now = Instant::now();
+            let took = now - previous;
+            previous = now;
+            if alone.is_some() && now - started >= HANDOFF_AFTER {
+                *lock(&remote.rest) = alone.take();
+                handoff.send();
+            }
+            let target = if alone.is_some() {
+                HANDOFF_AFTER
+            } else {
+                CHUNK_TARGET
+            };
+            chunk = next_chunk(chunk, took, target);
+        }
+        drop(alone);
+        let theirs = handoff.finish();
+        let ours = self.finish(folded, 0);
+        match theirs {
+            Some(Ok(theirs)) => self.consumer.reduce(ours, theirs),
+            Some(Err(payload)) => panic::resume_unwind(payload),
+            None => ours,
+        }
+    }
+}
+
+/// The next chunk's size: this one's, scaled so that it would have taken
+/// `target` (at most 64 times larger, at least half), so that cheap items
+/// reach a long chunk in a step or two while slow ones stay few.
+fn next_chunk(chunk: usize, took: Duration, target: Duration) -> usize {
+    // Below the clock's resolution a chunk looks free: count it as 20 ns.
+    let took = took.as_nanos().max(20);
+    let scaled = (chunk as u128 * target.as_nanos() / took)
+        .clamp((chunk / 2).max(1) as u128, chunk as u128 * 64);
+    usize::try_from(scaled).unwrap_or(usize::MAX)
+}
+
+/// What the calling thread of [`Drive::outside_pool`] shares with the task
+/// it queues: the rest of the loop, and where that task's result goes.
+struct Remote<'d, 'c, P, C: Consumer<P::Item>>
+where
+    P: Producer,
+{
+    /// The part not yet taken, and the base index it starts at.
+    rest: Mutex<Option<(P, usize)>>,
+    drive: &'d Drive<'c, C>,
+    outcome: Mutex<Option<std::thread::Result<C::Result>>>,
+    done: AtomicBool,
+    caller: std::thread::Thread,
+}
+
+impl<P: Producer, C: Consumer<P::Item>> Remote<'_, '_, P, C> {
+    /// The caller's next chunk, from the front of the rest.
+    fn take_chunk(&self, chunk: usize) -> Option<(P, usize)> {
+        let mut rest = lock(&self.rest);
+        let (piece, offset) = rest.take()?;
+        if piece.len() <= chunk {
+            return Some((piece, offset));
+        }
+        let (head, tail) = piece.split_at(chunk);
+        *rest = Some((tail, offset + chunk));
+        Some((head, offset))
+    }
+
+    /// The queued task's next piece, from the back of the rest: all of it
+    /// but the share the caller would get if it counted as one more worker.
+    fn take_back(&self, workers: usize) -> Option<(P, usize)> {
+        let mut rest = lock(&self.rest);
+        let (piece, offset) = rest.take()?;
+        let keep = piece.len() / (workers + 1);
+        if keep == 0 {
+            return Some((piece, offset));
+        }
+        let (front, back) = piece.split_at(keep);
+        *rest = Some((front, offset));
+        Some((back, offset + keep))
+    }
+
+    /// Run by the queued task, on a worker: takes pieces from the back of
+    /// the rest and runs each as any worker runs a loop, until the rest is
+    /// gone (the caller eats it from the front meanwhile). A piece taken
+    /// later lies left of the ones before it.
+    fn run_rest(&self) {
+        let workers = crate::current_num_threads().max(1);
+        let mut outcome: Option<std::thread::Result<C::Result>> = None;
+        while let Some((piece, offset)) = self.take_back(workers) {
+            let ran = panic::catch_unwind(AssertUnwindSafe(|| {
+                let budget = Budget::new(&piece);
+                self.drive.run(piece, offset, budget, false)
+            }));
+            outcome = Some(match (ran, outcome) {
+                (Ok(left), Some(Ok(right))) => Ok(self.drive.consumer.reduce(left, right)),
+                (Ok(left), None) => Ok(left),
+                (Err(payload), _) | (_, Some(Err(payload))) => {
+                    drop(lock(&self.rest).take());
+                    Err(payload)
+                }
+            });
+            if matches!(outcome, Some(Err(_))) {
+                break;
+            }
+        }
+        *lock(&self.outcome) = outcome;
+        let caller = self.caller.clone();
+        // Release: publishes the outcome to the caller's Acquire load. The
+        // caller may return as soon as it sees this, so nothing of `self`
+        // is touched after it.
+        self.done.store(true, Ordering::Release);
+        caller.unpark();
+    }
+}
+
+/// The queued task's side of [`Drive::outside_pool`], shared through an
+/// `Arc` because the task may run after the caller has returned.
+struct Shared {
+    state: Mutex<HandoffState>,
+    /// The caller's `Remote`, valid while `state` is `Queued` or `Taken`
+    /// (the caller does not return before it has moved `Queued` to
+    /// `Withdrawn`, or seen a `Taken` task done).
+    remote: *const (),
+    run: unsafe fn(*const ()),
+}
+
+// SAFETY: `remote` is only dereferenced by the task, after it moved
+// `state` from `Queued` to `Taken`, and the caller then waits for the task
+// to be done before its `Remote` goes away; what `Remote` holds is `Send`
+// and `Sync` as far as the task uses it (the producer moves to the worker,
+// the consumer is `Sync`).
+unsafe impl Send for Shared {}
+// SAFETY: as for `Send`; `state` is a mutex.
+unsafe impl Sync for Shared {}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum HandoffState {
+    Queued,
+    Taken,
+    Withdrawn,
+}
+
+/// The caller's side: queues the task once, and on the way out (normal or
+/// unwinding) withdraws it or waits for it.
+struct Handoff<'r, 'd, 'c, P: Producer, C: Consumer<P::Item>> {
+    shared: Arc<Shared>,
+    sent: bool,
+    finished: bool,
+    remote: &'r Remote<'d, 'c, P, C>,
+}
+
+/// The queued task's entry into the caller's `Remote`.
+///
+/// # Safety
+/// `remote` must point to a live `Remote<P, C>` that outlives the call.
+unsafe fn run_remote<P: Producer, C: Consumer<P::Item>>(remote: *const ()) {
+    // SAFETY: forwarded from this function's contract.
+    let remote = unsafe { &*remote.cast::<Remote<'_, '_, P, C>>() };
+    remote.run_rest();
+}
+
+impl<'r, 'd, 'c, P: Producer, C: Consumer<P::Item>> Handoff<'r, 'd, 'c, P, C> {
+    fn new(remote: &'r Remote<'d, 'c, P, C>) -> Self {
+        let shared = Arc::new(Shared {
+            state: Mutex::new(HandoffState::Queued),
+            remote: (remote as *const Remote<'d, 'c, P, C>).cast(),
+            run: run_remote::<P, C>,
+        });
+        Handoff {
+            shared,
+            sent: false,
+            finished: false,
+            remote,
+        }
+    }
+
+    /// Queues the task that takes the rest (once).
+    fn send(&mut self) {
+        self.sent = true;
+        let shared = Arc::clone(&self.shared);
+        let task = move || {
+            let mut state = lock(&shared.state);
+            if *state != HandoffState::Queued {
+                return;
+            }
+            *state = HandoffState::Taken;
+            drop(state);
+            // SAFETY: `Taken`: the caller waits for this call to be done
+            // before its `Remote` goes away (`finish`).
+            unsafe { (shared.run)(shared.remote) };
+        };
+        if crate::api::global::spawn_on_free_function_pool(task).is_err() {
+            // The pool takes no more tasks (it is shutting down): the
+            // caller does the whole loop itself.
+            self.sent = false;
+        }
+    }
+
+    /// After the caller's last chunk, or while it unwinds: leaves nothing
+    /// for the task to take, then withdraws it if it has not started, or
+    /// waits for it. Returns the task's outcome if it took part of the loop.
+    fn finish(&mut self) -> Option<std::thread::Result<C::Result>> {
+        self.finished = true;
+        // Dropped here, on the caller: the items never taken (a loop that
+        // stopped early) are dropped unused.
+        drop(lock(&self.remote.rest).take());
+        if !self.sent {
+            return None;
+        }
+        {
+            let mut state = lock(&self.shared.state);
+            if *state == HandoffState::Queued {
+                *state = HandoffState::Withdrawn;
+                return None;
+            }
+        }
+        // Acquire: pairs with the task's Release store (`run_rest`).
+        while !self.remote.done.load(Ordering::Acquire) {
+            // A stray unpark only costs another look at the flag.
+            std::thread::park();
+        }
+        lock(&self.remote.outcome).take()
+    }
+}
+
+impl<P: Producer, C: Consumer<P::Item>> Drop for Handoff<'_, '_, '_, P, C> {
+    fn drop(&mut self) {
+        // Unwinding from the caller's chunk: the task must not go on with
+        // a `Remote` that is going away.
+        if !self.finished {
+            drop(self.finish());
+        }
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }

@@ -353,6 +353,13 @@ impl Sleep {
 
     /// Whether more workers search than may do so on their own: a woken
     /// worker whose first sweep found nothing then stops instead of spinning.
+    /// Whether some worker is searching for work right now. Relaxed: a
+    /// hint for a running task deciding whether to split work off; a stale
+    /// answer costs one split too many or one chunk's delay.
+    pub(crate) fn has_searchers(&self) -> bool {
+        Counts::unpack(self.state.load(Ordering::Relaxed)).searching > 0
+    }
+
     pub(crate) fn too_many_searching(&self) -> bool {
         // Relaxed: a heuristic read; a stale value only costs one more sweep or
         // one earlier park, and parking goes through the full protocol.

@@ -270,6 +270,21 @@ impl WorkerThread {
         self.join_stack().pop(index)
     }
 
+    /// A point where the running task can give work away (a parallel loop
+    /// between two chunks of its items): answers a searcher's request for
+    /// a join half as the next `join` would (join_stack.rs), so the
+    /// searcher need not take it by force, and returns whether workers are
+    /// searching with nothing of this worker's to take, in which case the
+    /// caller may split off more.
+    #[inline]
+    pub(crate) fn offer_work(&self) -> bool {
+        let stack = self.join_stack();
+        if stack.take_request() {
+            self.share_oldest_half();
+        }
+        stack.is_empty() && self.local.is_empty() && self.registry.sleep.has_searchers()
+    }
+
     /// A searcher asked for work: the oldest half of this seat's join stack
     /// (the largest, in divide-and-conquer) moves to the local queue, where
     /// thieves steal it without the heavy barrier of a forced steal.
