@@ -35,9 +35,10 @@
 //! and a balanced one pays a clock read per chunk.
 //!
 //! With [`deterministic`](super::ParallelIterator::deterministic) the
-//! budget ignores migration and leaves never split on demand: the split
-//! tree then depends only on the input's length and the worker count, so
-//! a floating-point reduction gives the same bits on every run.
+//! budget ignores migration, leaves fold in one go and never split on
+//! demand, and a loop called from outside a pool goes into it whole: the
+//! split tree then depends only on the input's length and the worker
+//! count, so a floating-point reduction gives the same bits on every run.
 //!
 //! # From outside a pool
 //!
@@ -136,9 +137,13 @@ where
         consumer,
         stop: &stop,
     };
-    if crate::api::global::on_worker() {
-        let budget = Budget::new(&producer);
-        return drive.run(producer, 0, budget, false);
+    // A deterministic loop's pieces must not depend on timing, which the
+    // caller's chunks from outside a pool do: it goes into the pool whole.
+    if crate::api::global::on_worker() || producer.deterministic() {
+        return crate::api::global::in_worker(|| {
+            let budget = Budget::new(&producer);
+            drive.run(producer, 0, budget, false)
+        });
     }
     drive.outside_pool(producer)
 }
@@ -301,6 +306,11 @@ impl<C> Drive<'_, C> {
         P: Producer,
         C: Consumer<P::Item>,
     {
+        if budget.deterministic {
+            // Chunk borders follow the clock, and a floating-point fold of
+            // two chunks differs from the fold of both in one go.
+            return self.fold_piece(rest, offset);
+        }
         let start = offset;
         let mut folded = Folded(None);
         let mut chunk = FIRST_CHUNK;
@@ -311,10 +321,7 @@ impl<C> Drive<'_, C> {
                 self.push(&mut folded, last);
                 return self.finish(folded, start);
             }
-            if !budget.deterministic
-                && len / 2 >= rest.min_len().max(1)
-                && crate::api::join::offer_work()
-            {
+            if len / 2 >= rest.min_len().max(1) && crate::api::join::offer_work() {
                 let split = self.run(rest, offset, budget.renewed(), true);
                 self.push(&mut folded, split);
                 return self.finish(folded, start);
