@@ -42,6 +42,30 @@
 //! is unavailable both sides use ordinary fences. No timer or heartbeat
 //! runs: an idle pool stays parked.
 //!
+//! ## Parallel loops
+//!
+//! [`prelude`] brings rayon's parallel-iterator traits, so a loop written
+//! for rayon switches with its import (`use weft::prelude::*;`):
+//!
+//! ```
+//! use weft::prelude::*;
+//!
+//! let words = ["fork", "join", "steal", "park"];
+//! let lengths: Vec<usize> = words.par_iter().map(|w| w.len()).collect();
+//! assert_eq!(lengths, [4, 4, 5, 4]);
+//! let evens = (0..1_000_000u64).into_par_iter().filter(|x| x % 2 == 0).count();
+//! assert_eq!(evens, 500_000);
+//! ```
+//!
+//! No grain size needs tuning: a loop splits about once per worker, splits
+//! further where an idle worker took work, and each piece offers its rest
+//! to idle workers between chunks of a few microseconds ([`iter::plumbing`]
+//! has the rule). Called from a thread outside any pool, a loop starts on
+//! that thread and hands its rest to the global pool after a couple of
+//! microseconds, so a short loop wakes no worker at all. See [`iter`] for
+//! what is there and [`ParallelIterator::deterministic`](iter::ParallelIterator::deterministic)
+//! for reductions that give the same floating-point result on every run.
+//!
 //! ## Waiting inside a task
 //!
 //! A task that waits — in `join` for a half another worker runs, `scope`,
@@ -173,6 +197,15 @@
 //! written for rayon's `ScopeFifo::spawn_fifo` compiles as it is, and
 //! `Scope::spawn_fifo` is FIFO in any scope. The order within one worker
 //! is weft's ("Task order" above), not rayon's per-scope FIFO queues.
+//!
+//! For loops, [`prelude`] has rayon's `ParallelIterator`,
+//! `IndexedParallelIterator`, `IntoParallelIterator`, `par_iter`,
+//! `par_iter_mut`, `par_chunks`, `par_chunks_mut`, `par_windows`, the
+//! `par_sort` family, `FromParallelIterator` and `ParallelExtend`, with
+//! rayon's semantics (collect keeps order; `find_first` is the first in
+//! order). `flat_map`'s inner iterators run sequentially on the worker
+//! that produced their outer item (as rayon's `flat_map_iter`, which is
+//! there too).
 //!
 //! The async yield for futures that used to be called `weft::yield_now` is
 //! now [`yield_async`]: code that still awaits `weft::yield_now()` no longer
