@@ -108,6 +108,8 @@ fn scenario_help() -> String {
          outside waiter uses the std wait group; event-chain, event-baton and ticket run as \
          plain blocking tasks on weft, rayon and threadpool, and as futures in their `async` \
          variant (weft's wait_async beside tokio's own code); \
+         par/* runs the same loop source against weft::prelude and rayon::prelude, from the \
+         main thread into each one's global pool, with sequential std::iter code as the floor; \
          chili and forte (heartbeat pools; forte's spawn keeps tasks on the caller's own \
          worker) run join/* and the idle test only; std (bare threads started up front, each \
          handed its tasks directly, no scheduler: the machine's floor) runs fork-join and \

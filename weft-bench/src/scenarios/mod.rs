@@ -9,6 +9,7 @@ mod case;
 pub mod go;
 pub mod join;
 pub mod marl;
+pub mod par;
 pub mod tpcpp;
 pub mod wake;
 
@@ -28,6 +29,7 @@ pub fn catalogue() -> Vec<Case> {
         join::cases(),
         asyncs::cases(),
         blocking::cases(),
+        par::cases(),
     ]
     .into_iter()
     .flatten()

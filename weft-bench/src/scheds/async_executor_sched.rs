@@ -54,6 +54,7 @@ impl Peer for AsyncExecutorSched {
                  thread pool (blocking::unblock), not a stand-in for the worker",
             ),
             Cap::Floor => Lacks("a scheduler: the std row is the floor"),
+            Cap::ParIter => Lacks("no parallel iterators: runs futures only"),
             Cap::Spawn | Cap::WaitGroup | Cap::TaskEvent | Cap::TaskTicket | Cap::FreeingWaits => {
                 Lacks("async only: runs futures, compared on the async/* scenarios")
             }

@@ -29,6 +29,8 @@ impl Peer for BareThreads {
             Cap::ForkJoin => Lacks("one OS thread per join does not fit millions of joins"),
             Cap::Futures | Cap::YieldNow | Cap::WakeAll => Lacks("no futures: no executor"),
             Cap::StandIn => Lacks("no pool: a thread per task has no worker to stand in for"),
+            // par/* reaches the std row through Floor, and runs it sequentially.
+            Cap::ParIter => Lacks("no pool: par/* runs the std row as sequential std::iter code"),
             Cap::Spawn | Cap::WaitGroup | Cap::TaskEvent | Cap::TaskTicket | Cap::FreeingWaits => {
                 Lacks("no pool: one OS thread per task does not fit this many tasks")
             }

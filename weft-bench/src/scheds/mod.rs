@@ -190,6 +190,9 @@ pub enum Cap {
     /// No scheduler at all: bare threads handed their tasks directly, the
     /// machine's floor for rounds of tasks.
     Floor,
+    /// rayon-style parallel iterators (`par_iter`, `into_par_iter`,
+    /// `par_chunks_mut`, `par_sort_unstable`...), called from outside the pool.
+    ParIter,
 }
 
 /// An adapter's word on one [`Cap`].
@@ -220,6 +223,7 @@ pub fn join_only(
         | Cap::FreeingWaits
         | Cap::StandIn => Support::Lacks(no_tasks),
         Cap::Floor => Support::Lacks("a scheduler: the std row is the floor"),
+        Cap::ParIter => Support::Lacks("no parallel iterators: join only"),
     }
 }
 

@@ -2,7 +2,8 @@
 //! worker identity; rayon has no wait group, event or ticket queue, so the
 //! std Mutex + Condvar equivalents stand in. Nor has it a stand-in for a
 //! worker that blocks: blocking calls are made directly in the task.
-//! `rayon::join` inside `ThreadPool::install`.
+//! `rayon::join` inside `ThreadPool::install`. Parallel iterators: rayon's
+//! own `rayon::prelude`, on the global pool (scenarios/par.rs).
 
 use super::blocking::{self, CondvarEvent, CondvarTicketQueue, CondvarWaitGroup};
 use super::{installed_fork_join, BlockingCall, BlockingPrims, Cap, Lacking, Peer, Sched, Support};
@@ -17,6 +18,12 @@ impl Peer for RayonSched {
     type Joins = Self;
 
     fn support(cap: Cap) -> Support {
+        if cap == Cap::ParIter {
+            return Support::Has(
+                "rayon::prelude on the global pool (ThreadPoolBuilder::num_threads(n)\
+                 .build_global()), called from the main thread",
+            );
+        }
         let join = Support::Has("rayon::join inside ThreadPool::install");
         blocking::closure_pool(cap, "ThreadPool::spawn", join)
     }

@@ -42,6 +42,7 @@ impl Peer for TokioSched {
             Cap::WakeAll => Has("tokio::sync::Notify notified, notify_waiters"),
             Cap::StandIn => Has("tokio::task::block_in_place"),
             Cap::Floor => Lacks("a scheduler: the std row is the floor"),
+            Cap::ParIter => Lacks("no parallel iterators: an async runtime"),
         }
     }
 }

@@ -3,7 +3,8 @@
 //! whose blocking waits inside a task suspend it on its fiber;
 //! for futures, `Pool::spawn_future`, `weft::block_on`, `weft::yield_async`
 //! and a manual-reset Event awaited with `wait_async`; blocking calls go
-//! through `weft::blocking`; `weft::join` inside `Pool::install`.
+//! through `weft::blocking`; `weft::join` inside `Pool::install`; parallel
+//! iterators through `weft::prelude` on the global pool (scenarios/par.rs).
 
 use super::{
     installed_fork_join, AsyncSched, BlockingCall, BlockingPrims, Cap, EventLike, GateLike, Peer,
@@ -55,6 +56,10 @@ impl Peer for WeftSched {
             Cap::WakeAll => Has("weft::Event (manual) wait_async, signal"),
             Cap::StandIn => Has("weft::blocking"),
             Cap::Floor => Lacks("a scheduler: the std row is the floor"),
+            Cap::ParIter => Has(
+                "weft::prelude on the global pool (Builder::workers(n).build_global()), \
+                 called from the main thread",
+            ),
         }
     }
 }
