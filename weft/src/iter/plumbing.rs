@@ -313,10 +313,11 @@ impl<C> Drive<'_, C> {
         }
         let start = offset;
         let mut folded = Folded(None);
-        let mut chunk = FIRST_CHUNK;
+        let mut next = FIRST_CHUNK;
         loop {
             let len = rest.len();
-            if len <= chunk {
+            let chunk = chunk_len(&rest, next);
+            if chunk == len {
                 let last = self.fold_piece(rest, offset);
                 self.push(&mut folded, last);
                 return self.finish(folded, start);
@@ -335,7 +336,7 @@ impl<C> Drive<'_, C> {
             if self.stopped() {
                 return self.finish(folded, start);
             }
-            chunk = next_chunk(chunk, timer.elapsed(), CHUNK_TARGET);
+            next = next_chunk(chunk, timer.elapsed(), CHUNK_TARGET);
         }
     }
 
@@ -362,7 +363,7 @@ impl<C> Drive<'_, C> {
         };
         let mut handoff = Handoff::new(&remote);
         let mut folded = Folded(None);
-        let mut chunk = FIRST_CHUNK;
+        let mut next = FIRST_CHUNK;
         // Alone: until the task is queued nobody else can take from the
         // rest, which the caller keeps to itself, unlocked.
         let mut alone = Some((producer, 0));
@@ -376,18 +377,23 @@ impl<C> Drive<'_, C> {
         }
         let mut previous = started;
         loop {
-            let next = match alone.take() {
-                Some((rest, offset)) if rest.len() <= chunk => Some((rest, offset)),
+            let taken = match alone.take() {
                 Some((rest, offset)) => {
-                    let (head, tail) = rest.split_at(chunk);
-                    alone = Some((tail, offset + chunk));
-                    Some((head, offset))
+                    let chunk = chunk_len(&rest, next);
+                    if chunk == rest.len() {
+                        Some((rest, offset))
+                    } else {
+                        let (head, tail) = rest.split_at(chunk);
+                        alone = Some((tail, offset + chunk));
+                        Some((head, offset))
+                    }
                 }
-                None => remote.take_chunk(chunk),
+                None => remote.take_chunk(next),
             };
-            let Some((piece, offset)) = next else {
+            let Some((piece, offset)) = taken else {
                 break;
             };
+            let chunk = piece.len();
             let part = self.fold_piece(piece, offset);
             self.push(&mut folded, part);
             if self.stopped() {
@@ -405,7 +411,7 @@ impl<C> Drive<'_, C> {
             } else {
                 CHUNK_TARGET
             };
-            chunk = next_chunk(chunk, took, target);
+            next = next_chunk(chunk, took, target);
         }
         drop(alone);
         let theirs = handoff.finish();
@@ -418,10 +424,27 @@ impl<C> Drive<'_, C> {
     }
 }
 
+/// How many items of `rest` the next chunk takes, for a wish of `chunk`:
+/// within `with_min_len` and `with_max_len`, and all of `rest` if what
+/// would be left is shorter than the minimum (and the whole fits the
+/// maximum), so that no folded piece is shorter than the minimum.
+fn chunk_len<P: Producer>(rest: &P, chunk: usize) -> usize {
+    let len = rest.len();
+    let min = rest.min_len().max(1);
+    let max = rest.max_len().max(min);
+    let chunk = chunk.clamp(min, max);
+    if len <= chunk || (len - chunk < min && len <= max) {
+        len
+    } else {
+        chunk
+    }
+}
+
 /// The next chunk's size: this one's, scaled so that it would have taken
 /// `target` (at most 64 times larger, at least half), so that cheap items
 /// reach a long chunk in a step or two while slow ones stay few.
 fn next_chunk(chunk: usize, took: Duration, target: Duration) -> usize {
+    let chunk = chunk.max(1);
     // Below the clock's resolution a chunk looks free: count it as 20 ns.
     let took = took.as_nanos().max(20);
     let scaled = (chunk as u128 * target.as_nanos() / took)
@@ -448,7 +471,8 @@ impl<P: Producer, C: Consumer<P::Item>> Remote<'_, '_, P, C> {
     fn take_chunk(&self, chunk: usize) -> Option<(P, usize)> {
         let mut rest = lock(&self.rest);
         let (piece, offset) = rest.take()?;
-        if piece.len() <= chunk {
+        let chunk = chunk_len(&piece, chunk);
+        if chunk == piece.len() {
             return Some((piece, offset));
         }
         let (head, tail) = piece.split_at(chunk);
@@ -462,7 +486,7 @@ impl<P: Producer, C: Consumer<P::Item>> Remote<'_, '_, P, C> {
         let mut rest = lock(&self.rest);
         let (piece, offset) = rest.take()?;
         let keep = piece.len() / (workers + 1);
-        if keep == 0 {
+        if keep < piece.min_len().max(1) {
             return Some((piece, offset));
         }
         let (front, back) = piece.split_at(keep);

@@ -576,41 +576,41 @@ impl<'a, T: Send> Producer for DrainProducer<'a, T> {
     }
     fn into_iter(mut self) -> DrainIter<'a, T> {
         let slice = std::mem::take(&mut self.slice);
-        let range = slice.as_mut_ptr_range();
         DrainIter {
-            next: range.start,
-            end: range.end,
+            base: slice.as_mut_ptr(),
+            len: slice.len(),
+            next: 0,
             _owns: PhantomData,
         }
     }
 }
 
-/// The sequential iterator of a [`DrainProducer`]'s piece.
+/// The sequential iterator of a [`DrainProducer`]'s piece. It counts
+/// items rather than compare pointers, which do not move for zero-sized
+/// items.
 #[derive(Debug)]
 pub struct DrainIter<'a, T> {
-    next: *mut T,
-    end: *mut T,
+    base: *mut T,
+    len: usize,
+    next: usize,
     _owns: PhantomData<&'a mut [T]>,
 }
 
 impl<T> Iterator for DrainIter<'_, T> {
     type Item = T;
     fn next(&mut self) -> Option<T> {
-        if self.next == self.end {
+        if self.next == self.len {
             return None;
         }
-        // SAFETY: `next` is below `end`, inside the piece, and each
-        // element is read once: the cursor moves past it.
-        unsafe {
-            let item = ptr::read(self.next);
-            self.next = self.next.add(1);
-            Some(item)
-        }
+        // SAFETY: `next` is below `len`, inside the piece, and each
+        // element is read once: the count moves past it.
+        let item = unsafe { ptr::read(self.base.add(self.next)) };
+        self.next += 1;
+        Some(item)
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
-        // SAFETY: both pointers are into the same piece, `next <= end`.
-        let left = unsafe { self.end.offset_from(self.next) } as usize;
+        let left = self.len - self.next;
         (left, Some(left))
     }
 }

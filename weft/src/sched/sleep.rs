@@ -356,6 +356,7 @@ impl Sleep {
     /// Whether some worker is searching for work right now. Relaxed: a
     /// hint for a running task deciding whether to split work off; a stale
     /// answer costs one split too many or one chunk's delay.
+    #[cfg_attr(loom, allow(dead_code))]
     pub(crate) fn has_searchers(&self) -> bool {
         Counts::unpack(self.state.load(Ordering::Relaxed)).searching > 0
     }

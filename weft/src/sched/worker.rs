@@ -277,6 +277,7 @@ impl WorkerThread {
     /// searching with nothing of this worker's to take, in which case the
     /// caller may split off more.
     #[inline]
+    #[cfg_attr(loom, allow(dead_code))]
     pub(crate) fn offer_work(&self) -> bool {
         let stack = self.join_stack();
         if stack.take_request() {

@@ -1,0 +1,2531 @@
+//! Parallel iterators (`use weft::prelude::*;`) against the sequential
+//! result: every source (integer ranges, slices, `Vec`s and arrays by
+//! reference, mutable reference and value, chunks and windows), every
+//! adapter and every consumer, over lengths 0, 1, 2, 3, random small ones
+//! and a large one, on pools of 1, 2, 3, 8 and 64 workers (more workers
+//! than this machine has cores, so that pieces migrate) and from outside
+//! any pool (the driver's own path for a plain thread). Then what the
+//! module docs promise beyond the results: `collect` keeps the input's
+//! order, `min`/`max` ties go as std's, by-value items are dropped exactly
+//! once (also when a loop stops early or a closure panics), `any` /
+//! `find_any` / `position_any` / `all` stop the work once the answer is
+//! known, a panic reaches the caller and leaves the pool usable, and
+//! `deterministic()` gives the same float bits on every run, and
+//! `with_min_len` / `with_max_len` bound the pieces `fold` sees.
+//!
+//! The property tests are hand-rolled (no dependency): a splitmix64
+//! generator, seeded per case; every assertion message names the case as
+//! `seed .., len .., workers ..` (workers 0: called from outside any
+//! pool). To rerun one case in every test, set
+//! `PAR_ITER_CASE=seed,len,workers` (the seed as printed, hex or decimal).
+//!
+//! No assertion is about time: "stops early" is counted in items the
+//! predicate saw, never measured in seconds.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, LinkedList, VecDeque};
+use std::fmt;
+use std::num::Wrapping;
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, Once, PoisonError};
+
+use weft::prelude::*;
+use weft::Pool;
+
+/// Where every property runs: from outside any pool (`OUTSIDE`: the loop
+/// starts on the calling thread and hands the rest to the global pool, a
+/// path of its own in the driver), and inside pools of 1, 2, 3, 8 and 64
+/// workers. 64 is far above the 2 cores of the machines this runs on, so
+/// most workers are descheduled at any moment and pieces are stolen at odd
+/// times.
+const WORKERS: [usize; 6] = [OUTSIDE, 1, 2, 3, 8, 64];
+
+/// The "worker count" of a loop called from a thread outside any pool.
+const OUTSIDE: usize = 0;
+
+/// The large length every property also runs at.
+const LARGE: usize = 100_000;
+
+/// Random lengths per worker count and test, on top of 0, 1, 2, 3 and
+/// `LARGE`. Fewer in debug, to keep the whole file within seconds there.
+const RANDOM_CASES: usize = if cfg!(debug_assertions) { 8 } else { 24 };
+
+// ------------------------------------------------------------ harness
+
+/// splitmix64: tiny, deterministic, and good enough to pick lengths,
+/// values and cut points.
+#[derive(Clone, Debug)]
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in `0..n` (0 when `n` is 0); the modulo bias is harmless
+    /// here.
+    fn below(&mut self, n: usize) -> usize {
+        if n == 0 {
+            0
+        } else {
+            (self.next() % n as u64) as usize
+        }
+    }
+
+    /// Uniform in `lo..=hi`.
+    fn between(&mut self, lo: i128, hi: i128) -> i128 {
+        let span = (hi - lo) as u128 + 1;
+        let r = (u128::from(self.next()) << 64 | u128::from(self.next())) % span;
+        lo + r as i128
+    }
+
+    fn chance(&mut self, one_in: usize) -> bool {
+        self.below(one_in) == 0
+    }
+
+    /// A random length, mostly short: where the splitting edge cases are.
+    fn len(&mut self) -> usize {
+        match self.below(3) {
+            0 => self.below(8),
+            1 => self.below(200),
+            _ => self.below(5_000),
+        }
+    }
+}
+
+/// One case of a property: its seed (which alone drives its `rng`), the
+/// input length and the pool's worker count.
+struct Case {
+    seed: u64,
+    len: usize,
+    workers: usize,
+    rng: Rng,
+}
+
+impl Case {
+    fn new(seed: u64, len: usize, workers: usize) -> Case {
+        Case {
+            seed,
+            len,
+            workers,
+            rng: Rng(seed),
+        }
+    }
+
+    /// `len` random values below `max`.
+    fn values(&mut self, max: u32) -> Vec<u32> {
+        self.values_of(self.len, max)
+    }
+
+    fn values_of(&mut self, len: usize, max: u32) -> Vec<u32> {
+        (0..len)
+            .map(|_| self.rng.below(max as usize) as u32)
+            .collect()
+    }
+
+    /// Values for the other side of a `zip` or `chain`, of `other_len`.
+    fn other_values(&mut self, max: u32) -> Vec<u32> {
+        let len = self.other_len();
+        self.values_of(len, max)
+    }
+
+    /// Another length near this case's, for the other side of a `zip` or
+    /// `chain`: shorter, equal or longer.
+    fn other_len(&mut self) -> usize {
+        match self.rng.below(4) {
+            0 => self.len,
+            1 => self.rng.below(self.len + 1),
+            2 => self.len + self.rng.below(8),
+            _ => self.rng.below(2 * self.len + 4),
+        }
+    }
+
+    /// Counts for `take`, `skip` and the like: the edges (0, 1, half, the
+    /// length, beyond it, `usize::MAX`) and a random one.
+    fn cuts(&mut self) -> Vec<usize> {
+        let len = self.len;
+        vec![
+            0,
+            1,
+            len / 2,
+            len.saturating_sub(1),
+            len,
+            len + 1,
+            len + 7,
+            usize::MAX,
+            self.rng.below(len + 3),
+        ]
+    }
+}
+
+impl fmt::Display for Case {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "seed {:#018x}, len {}, workers {}{}",
+            self.seed,
+            self.len,
+            self.workers,
+            if self.workers == OUTSIDE {
+                " (outside any pool)"
+            } else {
+                ""
+            }
+        )
+    }
+}
+
+/// FNV-1a, to give each test its own seeds.
+fn name_seed(name: &str) -> u64 {
+    name.bytes().fold(0xcbf2_9ce4_8422_2325, |hash, byte| {
+        (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+/// The case `PAR_ITER_CASE=seed,len,workers` asks for, if any.
+fn case_from_env() -> Option<Case> {
+    let spec = std::env::var("PAR_ITER_CASE").ok()?;
+    let parts: Vec<&str> = spec.split(',').map(str::trim).collect();
+    let [seed, len, workers] = parts[..] else {
+        panic!("PAR_ITER_CASE is seed,len,workers, not {spec:?}");
+    };
+    let seed = match seed.strip_prefix("0x") {
+        Some(hex) => u64::from_str_radix(hex, 16),
+        None => seed.parse(),
+    }
+    .expect("PAR_ITER_CASE's seed");
+    let len = len.parse().expect("PAR_ITER_CASE's len");
+    let workers = workers.parse().expect("PAR_ITER_CASE's workers");
+    Some(Case::new(seed, len, workers))
+}
+
+/// The cases of the test `name`: for each worker count, lengths 0, 1, 2,
+/// 3, `RANDOM_CASES` random ones and `LARGE`.
+fn cases(name: &str) -> Vec<Case> {
+    if let Some(case) = case_from_env() {
+        return vec![case];
+    }
+    let mut cases = Vec::new();
+    for (index, &workers) in WORKERS.iter().enumerate() {
+        let mut pick = Rng(name_seed(name) ^ (index as u64 + 1));
+        let mut lens = vec![0, 1, 2, 3];
+        lens.extend((0..RANDOM_CASES).map(|_| pick.len()));
+        lens.push(LARGE);
+        for len in lens {
+            cases.push(Case::new(pick.next(), len, workers));
+        }
+    }
+    cases
+}
+
+/// A pool of `workers` workers, built once and shared by every test of the
+/// file (64-worker pools are too costly to build per case).
+fn pool(workers: usize) -> &'static Pool {
+    static POOLS: Mutex<Vec<(usize, &'static Pool)>> = Mutex::new(Vec::new());
+    let mut pools = POOLS.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some(&(_, pool)) = pools.iter().find(|(count, _)| *count == workers) {
+        return pool;
+    }
+    let pool: &'static Pool = Box::leak(Box::new(
+        Pool::builder().workers(workers).build().expect("pool"),
+    ));
+    pools.push((workers, pool));
+    pool
+}
+
+/// Runs `op` on a pool of `workers` workers, or on the calling thread
+/// (outside any pool) for `OUTSIDE`.
+fn on<R: Send>(workers: usize, op: impl FnOnce() -> R + Send) -> R {
+    if workers == OUTSIDE {
+        return op();
+    }
+    match panic::catch_unwind(AssertUnwindSafe(|| pool(workers).install(op))) {
+        Ok(result) => result,
+        // A failed assertion on a worker prints where the worker's output
+        // goes, the test that built the pool: restated here, it shows in
+        // the failing test's own output. Other payloads (`Planned`) go on
+        // as they are.
+        Err(payload) => match payload.downcast::<String>() {
+            Ok(message) => panic!("{message}"),
+            Err(payload) => match payload.downcast::<&str>() {
+                Ok(message) => panic!("{message}"),
+                Err(payload) => panic::resume_unwind(payload),
+            },
+        },
+    }
+}
+
+/// Runs `property` on every case of the test `name`, inside the case's
+/// pool (or outside any), so that the loops it starts split for that many
+/// workers.
+fn check(name: &str, property: impl Fn(&mut Case) + Sync) {
+    for mut case in cases(name) {
+        on(case.workers, || property(&mut case));
+    }
+}
+
+/// The payload of the panics the tests throw on purpose.
+#[derive(Debug, PartialEq)]
+struct Planned(usize);
+
+/// Keeps the planned panics off stderr (hundreds of them otherwise); any
+/// other panic, a failed assertion, still prints as usual.
+fn quiet_planned_panics() {
+    static QUIET: Once = Once::new();
+    QUIET.call_once(|| {
+        let previous = panic::take_hook();
+        panic::set_hook(Box::new(move |info| {
+            if !info.payload().is::<Planned>() {
+                previous(info);
+            }
+        }));
+    });
+}
+
+/// What a `catch_unwind` caught, as the planned panic it must be.
+fn planned(result: std::thread::Result<impl Sized>, what: &str, ctx: &str) -> Planned {
+    match result {
+        Ok(_) => panic!("{what}: no panic reached the caller ({ctx})"),
+        Err(payload) => match payload.downcast::<Planned>() {
+            Ok(planned) => *planned,
+            Err(other) => panic::resume_unwind(other),
+        },
+    }
+}
+
+/// An item that records its drops, by id, in a shared table.
+#[derive(Debug)]
+struct Tracked {
+    id: usize,
+    drops: Arc<[AtomicUsize]>,
+}
+
+impl Drop for Tracked {
+    fn drop(&mut self) {
+        self.drops[self.id].fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+/// `len` tracked items, ids `0..len`, and their drop table.
+fn tracked(len: usize) -> (Arc<[AtomicUsize]>, Vec<Tracked>) {
+    let drops: Arc<[AtomicUsize]> = (0..len).map(|_| AtomicUsize::new(0)).collect();
+    let items = (0..len)
+        .map(|id| Tracked {
+            id,
+            drops: Arc::clone(&drops),
+        })
+        .collect();
+    (drops, items)
+}
+
+fn assert_dropped_once(drops: &[AtomicUsize], what: &str, ctx: &str) {
+    for (id, count) in drops.iter().enumerate() {
+        let count = count.load(Ordering::SeqCst);
+        assert_eq!(count, 1, "{what}: item {id} dropped {count} times ({ctx})");
+    }
+}
+
+fn ids(items: &[Tracked]) -> Vec<usize> {
+    items.iter().map(|item| item.id).collect()
+}
+
+// ------------------------------------------------------------ sources
+
+/// Ranges of one integer type: random bounds anywhere in the type
+/// (including negative ones, the type's ends, and reversed bounds, which
+/// are empty), compared with the sequential range.
+macro_rules! check_ranges {
+    ($case:expr, $ctx:expr, $($t:ty),*) => {$({
+        let case: &mut Case = $case;
+        let (min, max) = (<$t>::MIN as i128, <$t>::MAX as i128);
+        let len = case.len as i128;
+        let start = match case.rng.below(5) {
+            0 => min,
+            1 => max - len,
+            2 => -len / 2,
+            _ => case.rng.between(min, max),
+        }
+        .clamp(min, max);
+        let end = if case.rng.chance(6) {
+            // Reversed: empty, as a sequential range.
+            start - case.rng.between(0, len)
+        } else {
+            start + len
+        }
+        .clamp(min, max);
+        let range = (start as $t)..(end as $t);
+        let what = format!("{} range {:?}", stringify!($t), range);
+        let seq: Vec<$t> = range.clone().collect();
+        let par: Vec<$t> = range.clone().into_par_iter().collect();
+        assert_eq!(par, seq, "{what}: collect ({})", $ctx);
+        assert_eq!(range.clone().into_par_iter().len(), seq.len(), "{what}: len ({})", $ctx);
+        assert_eq!(range.clone().into_par_iter().count(), seq.len(), "{what}: count ({})", $ctx);
+        assert_eq!(
+            range.clone().into_par_iter().map(|x| x as i128).sum::<i128>(),
+            seq.iter().map(|&x| x as i128).sum::<i128>(),
+            "{what}: sum ({})", $ctx
+        );
+        assert_eq!(
+            range.clone().into_par_iter().min(),
+            seq.iter().copied().min(),
+            "{what}: min ({})", $ctx
+        );
+        assert_eq!(
+            range.clone().into_par_iter().max(),
+            seq.iter().copied().max(),
+            "{what}: max ({})", $ctx
+        );
+        let cut = case.rng.below(seq.len() + 2);
+        assert_eq!(
+            range.clone().into_par_iter().skip(cut).collect::<Vec<_>>(),
+            seq.iter().copied().skip(cut).collect::<Vec<_>>(),
+            "{what}: skip({cut}) ({})", $ctx
+        );
+    })*};
+}
+
+#[test]
+fn ranges_of_every_integer_type() {
+    check("ranges_of_every_integer_type", |case| {
+        let ctx = case.to_string();
+        check_ranges!(case, ctx, u8, u16, u32, u64, usize, i8, i16, i32, i64, isize);
+
+        // Negative i64 ranges, as a user writes them.
+        let n = case.len as i64;
+        for range in [-n..0, -n..n, (-3 * n)..(-n), i64::MIN..(i64::MIN + n)] {
+            let seq: Vec<i64> = range.clone().collect();
+            let par: Vec<i64> = range.clone().into_par_iter().collect();
+            assert_eq!(par, seq, "i64 range {range:?} ({ctx})");
+        }
+    });
+}
+
+#[test]
+fn ranges_longer_than_can_be_run() {
+    // Lengths up to `usize::MAX`: only cut, counted and searched from the
+    // front, never run to the end.
+    for &workers in &WORKERS {
+        on(workers, || {
+            let ctx = format!("workers {workers}");
+            let full = i64::MIN..i64::MAX;
+            assert_eq!(full.clone().into_par_iter().len(), usize::MAX, "{ctx}");
+            assert_eq!(
+                full.clone().into_par_iter().take(4).collect::<Vec<_>>(),
+                (i64::MIN..i64::MIN + 4).collect::<Vec<_>>(),
+                "{ctx}"
+            );
+            assert_eq!(
+                full.clone()
+                    .into_par_iter()
+                    .skip(usize::MAX - 3)
+                    .collect::<Vec<_>>(),
+                (i64::MAX - 3..i64::MAX).collect::<Vec<_>>(),
+                "{ctx}"
+            );
+            assert_eq!(
+                full.clone()
+                    .into_par_iter()
+                    .position_any(|x| x == i64::MIN + 5),
+                Some(5),
+                "{ctx}"
+            );
+            assert_eq!(
+                (0..u64::MAX).into_par_iter().len(),
+                u64::MAX as usize,
+                "{ctx}"
+            );
+            assert_eq!(
+                (u64::MAX - 5..u64::MAX).into_par_iter().collect::<Vec<_>>(),
+                (u64::MAX - 5..u64::MAX).collect::<Vec<_>>(),
+                "{ctx}"
+            );
+            assert!((0..u64::MAX).into_par_iter().any(|x| x == 1_000), "{ctx}");
+        });
+    }
+}
+
+#[test]
+fn slices_vecs_and_arrays_by_reference() {
+    check("slices_vecs_and_arrays_by_reference", |case| {
+        let ctx = case.to_string();
+        let v = case.values(1_000);
+        let sum: u64 = v.iter().map(|&x| u64::from(x)).sum();
+
+        assert_eq!(v.par_iter().len(), v.len(), "Vec len ({ctx})");
+        assert_eq!(
+            v.par_iter().map(|&x| u64::from(x)).sum::<u64>(),
+            sum,
+            "Vec sum ({ctx})"
+        );
+        assert_eq!(
+            v.par_iter().collect::<Vec<&u32>>(),
+            v.iter().collect::<Vec<&u32>>(),
+            "Vec refs ({ctx})"
+        );
+        // The references are to the elements themselves, not to copies.
+        assert!(
+            v.par_iter()
+                .enumerate()
+                .all(|(i, x)| std::ptr::eq(x, &v[i])),
+            "Vec refs point into the Vec ({ctx})"
+        );
+
+        let a = case.rng.below(v.len() + 1);
+        let b = a + case.rng.below(v.len() - a + 1);
+        let slice = &v[a..b];
+        assert_eq!(
+            slice.par_iter().copied().collect::<Vec<_>>(),
+            slice.to_vec(),
+            "slice {a}..{b} ({ctx})"
+        );
+        assert_eq!(
+            slice.into_par_iter().copied().collect::<Vec<_>>(),
+            slice.to_vec(),
+            "&slice into_par_iter ({ctx})"
+        );
+        assert_eq!(
+            (&v).into_par_iter().count(),
+            v.len(),
+            "&Vec into_par_iter ({ctx})"
+        );
+
+        let array: [u32; 7] = std::array::from_fn(|_| case.rng.below(100) as u32);
+        assert_eq!(
+            array.par_iter().copied().collect::<Vec<_>>(),
+            array.to_vec(),
+            "array ({ctx})"
+        );
+        let empty: [u32; 0] = [];
+        assert_eq!(empty.par_iter().count(), 0, "empty array ({ctx})");
+
+        let strings: Vec<String> = v.iter().map(u32::to_string).collect();
+        assert_eq!(
+            strings.par_iter().map(String::len).sum::<usize>(),
+            strings.iter().map(String::len).sum::<usize>(),
+            "Vec<String> ({ctx})"
+        );
+    });
+}
+
+#[test]
+fn par_iter_mut_mutates_every_element_once() {
+    check("par_iter_mut_mutates_every_element_once", |case| {
+        let ctx = case.to_string();
+        let start = case.values(1 << 20);
+
+        let mut par = start.clone();
+        par.par_iter_mut().for_each(|x| *x = x.wrapping_mul(7) + 1);
+        let seq: Vec<u32> = start.iter().map(|x| x.wrapping_mul(7) + 1).collect();
+        assert_eq!(par, seq, "for_each ({ctx})");
+
+        // `^= index` twice would undo itself: each element is visited once.
+        let mut par = start.clone();
+        par.par_iter_mut()
+            .enumerate()
+            .for_each(|(i, x)| *x ^= i as u32);
+        let seq: Vec<u32> = start
+            .iter()
+            .enumerate()
+            .map(|(i, &x)| x ^ i as u32)
+            .collect();
+        assert_eq!(par, seq, "enumerate ({ctx})");
+
+        let other = case.other_values(100);
+        let mut par = start.clone();
+        par.par_iter_mut()
+            .zip(other.par_iter())
+            .for_each(|(x, &y)| *x += y);
+        let mut seq = start.clone();
+        seq.iter_mut().zip(&other).for_each(|(x, &y)| *x += y);
+        assert_eq!(par, seq, "zip ({ctx})");
+
+        for n in case.cuts() {
+            let mut par = start.clone();
+            par.par_iter_mut().take(n).for_each(|x| *x = u32::MAX);
+            let mut seq = start.clone();
+            seq.iter_mut().take(n).for_each(|x| *x = u32::MAX);
+            assert_eq!(par, seq, "take({n}) ({ctx})");
+
+            let mut par = start.clone();
+            par.par_iter_mut().skip(n).for_each(|x| *x = u32::MAX);
+            let mut seq = start.clone();
+            seq.iter_mut().skip(n).for_each(|x| *x = u32::MAX);
+            assert_eq!(par, seq, "skip({n}) ({ctx})");
+        }
+
+        let mut par = start.clone();
+        (&mut par[..]).into_par_iter().for_each(|x| *x /= 2);
+        let seq: Vec<u32> = start.iter().map(|x| x / 2).collect();
+        assert_eq!(par, seq, "&mut slice into_par_iter ({ctx})");
+
+        let mut array = [0usize; 33];
+        array
+            .par_iter_mut()
+            .enumerate()
+            .for_each(|(i, x)| *x += i * i);
+        assert_eq!(
+            array,
+            std::array::from_fn::<usize, 33, _>(|i| i * i),
+            "array ({ctx})"
+        );
+    });
+}
+
+#[test]
+fn vec_and_array_by_value_move_their_items() {
+    check("vec_and_array_by_value_move_their_items", |case| {
+        let ctx = case.to_string();
+        let strings: Vec<String> = case.values(1_000).iter().map(u32::to_string).collect();
+
+        assert_eq!(
+            strings.clone().into_par_iter().collect::<Vec<String>>(),
+            strings,
+            "collect ({ctx})"
+        );
+        assert_eq!(strings.clone().into_par_iter().len(), strings.len());
+        assert_eq!(
+            strings
+                .clone()
+                .into_par_iter()
+                .map(|s| s + "!")
+                .collect::<Vec<_>>(),
+            strings.iter().map(|s| s.clone() + "!").collect::<Vec<_>>(),
+            "map ({ctx})"
+        );
+        assert_eq!(
+            strings
+                .clone()
+                .into_par_iter()
+                .enumerate()
+                .filter(|(i, _)| i % 3 == 1)
+                .map(|(_, s)| s)
+                .collect::<Vec<_>>(),
+            strings
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| i % 3 == 1)
+                .map(|(_, s)| s.clone())
+                .collect::<Vec<_>>(),
+            "enumerate filter ({ctx})"
+        );
+
+        let array: [String; 5] = std::array::from_fn(|i| format!("{i}:{}", case.seed));
+        assert_eq!(
+            array.clone().into_par_iter().collect::<Vec<_>>(),
+            array.to_vec(),
+            "array ({ctx})"
+        );
+    });
+}
+
+/// Drops of [`Unit`], the zero-sized tracked item (one test uses it).
+static UNIT_DROPS: AtomicUsize = AtomicUsize::new(0);
+
+/// A zero-sized item that counts its drops: a `Vec` of them has no bytes to
+/// walk, only a length.
+struct Unit;
+
+impl Drop for Unit {
+    fn drop(&mut self) {
+        UNIT_DROPS.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+#[test]
+fn zero_sized_items_by_value() {
+    check("zero_sized_items_by_value", |case| {
+        let ctx = case.to_string();
+        let len = case.len;
+        assert_eq!(vec![(); len].into_par_iter().count(), len, "count ({ctx})");
+        assert_eq!(
+            vec![(); len].into_par_iter().collect::<Vec<()>>().len(),
+            len,
+            "collect ({ctx})"
+        );
+        let cut = case.rng.below(len + 2);
+        assert_eq!(
+            vec![(); len].into_par_iter().take(cut).count(),
+            len.min(cut),
+            "take({cut}) ({ctx})"
+        );
+        // Each item is handed to the closure once, and dropped once.
+        UNIT_DROPS.store(0, Ordering::SeqCst);
+        let ran = AtomicUsize::new(0);
+        let units: Vec<Unit> = (0..len).map(|_| Unit).collect();
+        units.into_par_iter().for_each(|unit| {
+            ran.fetch_add(1, Ordering::SeqCst);
+            drop(unit);
+        });
+        assert_eq!(ran.into_inner(), len, "for_each runs ({ctx})");
+        assert_eq!(
+            UNIT_DROPS.load(Ordering::SeqCst),
+            len,
+            "for_each drops ({ctx})"
+        );
+        UNIT_DROPS.store(0, Ordering::SeqCst);
+        let units: Vec<Unit> = (0..len).map(|_| Unit).collect();
+        assert_eq!(
+            units.into_par_iter().skip(cut).count(),
+            len.saturating_sub(cut)
+        );
+        assert_eq!(UNIT_DROPS.load(Ordering::SeqCst), len, "skip drops ({ctx})");
+        // By reference there is nothing to move: this part works.
+        let units = vec![(); len];
+        assert_eq!(units.par_iter().count(), len, "par_iter ({ctx})");
+    });
+}
+
+#[test]
+fn by_value_items_are_dropped_exactly_once() {
+    check("by_value_items_are_dropped_exactly_once", |case| {
+        let ctx = case.to_string();
+        let len = case.len;
+        let drops_once = |what: &str, consume: &dyn Fn(Vec<Tracked>)| {
+            let (drops, items) = tracked(len);
+            consume(items);
+            assert_dropped_once(&drops, what, &ctx);
+        };
+        let target = case.rng.below(len + 1); // `len`: no item matches.
+        let cut = case.rng.below(len + 3);
+        let other = case.other_len();
+
+        drops_once("unconsumed", &|items| drop(items.into_par_iter()));
+        drops_once("for_each", &|items| items.into_par_iter().for_each(drop));
+        drops_once("collect", &|items| {
+            let out: Vec<Tracked> = items.into_par_iter().collect();
+            assert_eq!(ids(&out), (0..len).collect::<Vec<_>>(), "{ctx}");
+        });
+        drops_once("map sum", &|items| {
+            let sum = items.into_par_iter().map(|item| item.id).sum::<usize>();
+            assert_eq!(sum, (0..len).sum::<usize>(), "{ctx}");
+        });
+        drops_once("filter collect", &|items| {
+            let out: Vec<Tracked> = items.into_par_iter().filter(|i| i.id % 3 == 0).collect();
+            assert_eq!(ids(&out), (0..len).step_by(3).collect::<Vec<_>>(), "{ctx}");
+        });
+        drops_once("take collect", &|items| {
+            let out: Vec<Tracked> = items.into_par_iter().take(cut).collect();
+            assert_eq!(ids(&out), (0..len.min(cut)).collect::<Vec<_>>(), "{ctx}");
+        });
+        drops_once("take count", &|items| {
+            assert_eq!(items.into_par_iter().take(cut).count(), len.min(cut));
+        });
+        drops_once("skip collect", &|items| {
+            let out: Vec<Tracked> = items.into_par_iter().skip(cut).collect();
+            assert_eq!(ids(&out), (cut.min(len)..len).collect::<Vec<_>>(), "{ctx}");
+        });
+        drops_once("enumerate skip take", &|items| {
+            let out: Vec<usize> = items
+                .into_par_iter()
+                .enumerate()
+                .skip(cut / 2)
+                .take(cut)
+                .map(|(i, item)| i + item.id)
+                .collect();
+            let seq: Vec<usize> = (0..len).skip(cut / 2).take(cut).map(|i| 2 * i).collect();
+            assert_eq!(out, seq, "{ctx}");
+        });
+        drops_once("find_any", &|items| {
+            let found = items.into_par_iter().find_any(|item| item.id == target);
+            assert_eq!(found.map(|item| item.id), (target < len).then_some(target));
+        });
+        drops_once("find_any, one item per piece", &|items| {
+            let found = items
+                .into_par_iter()
+                .with_max_len(1)
+                .find_any(|item| item.id % 5 == 4);
+            match found {
+                Some(item) => assert_eq!(item.id % 5, 4, "{ctx}"),
+                None => assert!(len < 5, "found none of {len} ({ctx})"),
+            }
+        });
+        drops_once("find_first", &|items| {
+            let found = items.into_par_iter().find_first(|item| item.id >= target);
+            assert_eq!(found.map(|item| item.id), (target < len).then_some(target));
+        });
+        drops_once("any", &|items| {
+            let any = items.into_par_iter().any(|item| item.id == target);
+            assert_eq!(any, target < len, "{ctx}");
+        });
+        drops_once("all", &|items| {
+            let all = items.into_par_iter().all(|item| item.id != target);
+            assert_eq!(all, target >= len, "{ctx}");
+        });
+        drops_once("position_any", &|items| {
+            let at = items.into_par_iter().position_any(|item| item.id == target);
+            assert_eq!(at, (target < len).then_some(target), "{ctx}");
+        });
+        drops_once("min_by_key", &|items| {
+            let min = items.into_par_iter().min_by_key(|item| item.id % 7);
+            assert_eq!(min.map(|item| item.id), (0..len).min_by_key(|i| i % 7));
+        });
+        drops_once("fold", &|items| {
+            let sum = items
+                .into_par_iter()
+                .fold(|| 0, |sum, item| sum + item.id)
+                .sum::<usize>();
+            assert_eq!(sum, (0..len).sum::<usize>(), "{ctx}");
+        });
+        drops_once("flat_map", &|items| {
+            let count = items
+                .into_par_iter()
+                .flat_map(|item| if item.id % 2 == 0 { vec![item] } else { vec![] })
+                .count();
+            assert_eq!(count, len.div_ceil(2), "{ctx}");
+        });
+        drops_once("zip, this side", &|items| {
+            let (other_drops, others) = tracked(other);
+            let pairs = items.into_par_iter().zip(others).count();
+            assert_eq!(pairs, len.min(other), "{ctx}");
+            assert_dropped_once(&other_drops, "zip, other side", &ctx);
+        });
+        drops_once("chain take, this side", &|items| {
+            let (other_drops, others) = tracked(other);
+            let out: Vec<Tracked> = items.into_par_iter().chain(others).take(cut).collect();
+            let seq: Vec<usize> = (0..len).chain(0..other).take(cut).collect();
+            assert_eq!(ids(&out), seq, "{ctx}");
+            drop(out);
+            assert_dropped_once(&other_drops, "chain take, other side", &ctx);
+        });
+    });
+}
+
+#[test]
+fn by_value_items_are_dropped_exactly_once_when_a_closure_panics() {
+    quiet_planned_panics();
+    check(
+        "by_value_items_are_dropped_exactly_once_when_a_closure_panics",
+        |case| {
+            let ctx = case.to_string();
+            let len = case.len;
+            if len == 0 {
+                return; // Nothing to panic on.
+            }
+            let target = match case.rng.below(4) {
+                0 => 0,
+                1 => len - 1,
+                2 => len / 2,
+                _ => case.rng.below(len),
+            };
+            let drops_once = |what: &str, consume: &(dyn Fn(Vec<Tracked>) + Sync)| {
+                let (drops, items) = tracked(len);
+                let result = panic::catch_unwind(AssertUnwindSafe(|| consume(items)));
+                let caught = planned(result, what, &ctx);
+                assert_eq!(caught, Planned(target), "{what}: payload ({ctx})");
+                assert_dropped_once(&drops, what, &ctx);
+            };
+            let explode = |item: &Tracked| {
+                if item.id == target {
+                    panic::panic_any(Planned(target));
+                }
+            };
+
+            drops_once("for_each", &|items| {
+                items.into_par_iter().for_each(|item| explode(&item));
+            });
+            drops_once("map collect", &|items| {
+                let _: Vec<Tracked> = items
+                    .into_par_iter()
+                    .map(|item| {
+                        explode(&item);
+                        item
+                    })
+                    .collect();
+            });
+            drops_once("filter collect", &|items| {
+                let _: Vec<Tracked> = items
+                    .into_par_iter()
+                    .filter(|item| {
+                        explode(item);
+                        true
+                    })
+                    .collect();
+            });
+            drops_once("map sum", &|items| {
+                let _: usize = items
+                    .into_par_iter()
+                    .map(|item| {
+                        explode(&item);
+                        item.id
+                    })
+                    .sum();
+            });
+            drops_once("find_any", &|items| {
+                let _ = items.into_par_iter().find_any(|item| {
+                    explode(item);
+                    false
+                });
+            });
+            drops_once("par_extend", &|items| {
+                let (prefix_drops, prefix) = tracked(3);
+                let mut out = prefix;
+                let result = panic::catch_unwind(AssertUnwindSafe(|| {
+                    out.par_extend(items.into_par_iter().map(|item| {
+                        explode(&item);
+                        item
+                    }));
+                }));
+                // What it held before, and nothing half-written.
+                assert_eq!(ids(&out), [0, 1, 2], "par_extend keeps the Vec ({ctx})");
+                drop(out);
+                assert_dropped_once(&prefix_drops, "par_extend, the Vec's own", &ctx);
+                if let Err(payload) = result {
+                    panic::resume_unwind(payload);
+                }
+            });
+            drops_once("zip collect", &|items| {
+                let (other_drops, others) = tracked(len + 1);
+                let result = panic::catch_unwind(AssertUnwindSafe(|| {
+                    let _: Vec<(Tracked, Tracked)> = items
+                        .into_par_iter()
+                        .zip(others)
+                        .map(|pair| {
+                            explode(&pair.0);
+                            pair
+                        })
+                        .collect();
+                }));
+                assert_dropped_once(&other_drops, "zip collect, other side", &ctx);
+                if let Err(payload) = result {
+                    panic::resume_unwind(payload);
+                }
+            });
+        },
+    );
+}
+
+#[test]
+fn par_chunks_and_par_chunks_mut() {
+    check("par_chunks_and_par_chunks_mut", |case| {
+        let ctx = case.to_string();
+        let v = case.values(1_000);
+        let mut sizes = vec![1, 2, 3, case.len.max(1), case.len + 1];
+        sizes.push(1 + case.rng.below(case.len + 2));
+        sizes.push(1 + case.rng.below(16));
+        for size in sizes {
+            let what = format!("size {size}");
+            assert_eq!(
+                v.par_chunks(size).len(),
+                v.chunks(size).len(),
+                "{what}: len ({ctx})"
+            );
+            assert_eq!(
+                v.par_chunks(size).collect::<Vec<&[u32]>>(),
+                v.chunks(size).collect::<Vec<&[u32]>>(),
+                "{what}: collect ({ctx})"
+            );
+            assert_eq!(
+                v.par_chunks(size)
+                    .map(|c| c.iter().sum::<u32>())
+                    .collect::<Vec<_>>(),
+                v.chunks(size)
+                    .map(|c| c.iter().sum::<u32>())
+                    .collect::<Vec<_>>(),
+                "{what}: map ({ctx})"
+            );
+            let cut = case.rng.below(v.len() / size + 3);
+            assert_eq!(
+                v.par_chunks(size).skip(cut).collect::<Vec<_>>(),
+                v.chunks(size).skip(cut).collect::<Vec<_>>(),
+                "{what}: skip({cut}) ({ctx})"
+            );
+            assert_eq!(
+                v.par_chunks(size).take(cut).collect::<Vec<_>>(),
+                v.chunks(size).take(cut).collect::<Vec<_>>(),
+                "{what}: take({cut}) ({ctx})"
+            );
+
+            let mut par = v.clone();
+            par.par_chunks_mut(size).enumerate().for_each(|(i, chunk)| {
+                chunk.reverse();
+                chunk.iter_mut().for_each(|x| *x += i as u32);
+            });
+            let mut seq = v.clone();
+            seq.chunks_mut(size).enumerate().for_each(|(i, chunk)| {
+                chunk.reverse();
+                chunk.iter_mut().for_each(|x| *x += i as u32);
+            });
+            assert_eq!(par, seq, "{what}: chunks_mut ({ctx})");
+            assert_eq!(
+                par.par_chunks_mut(size).len(),
+                seq.chunks_mut(size).len(),
+                "{what}: chunks_mut len ({ctx})"
+            );
+        }
+    });
+}
+
+#[test]
+fn par_windows() {
+    check("par_windows", |case| {
+        let ctx = case.to_string();
+        let v = case.values(1_000);
+        let mut sizes = vec![1, 2, 3, case.len.max(1), case.len + 1, case.len + 5];
+        sizes.push(1 + case.rng.below(case.len + 2));
+        for size in sizes {
+            let what = format!("size {size}");
+            assert_eq!(
+                v.par_windows(size).len(),
+                v.windows(size).len(),
+                "{what}: len ({ctx})"
+            );
+            assert_eq!(
+                v.par_windows(size).collect::<Vec<&[u32]>>(),
+                v.windows(size).collect::<Vec<&[u32]>>(),
+                "{what}: collect ({ctx})"
+            );
+            assert_eq!(
+                v.par_windows(size).count(),
+                v.windows(size).count(),
+                "{what}: count ({ctx})"
+            );
+            assert_eq!(
+                v.par_windows(size)
+                    .map(|w| u64::from(w[0]) * u64::from(w[w.len() - 1]))
+                    .sum::<u64>(),
+                v.windows(size)
+                    .map(|w| u64::from(w[0]) * u64::from(w[w.len() - 1]))
+                    .sum::<u64>(),
+                "{what}: sum ({ctx})"
+            );
+            let cut = case.rng.below(v.len() + 2);
+            assert_eq!(
+                v.par_windows(size).skip(cut).collect::<Vec<_>>(),
+                v.windows(size).skip(cut).collect::<Vec<_>>(),
+                "{what}: skip({cut}) ({ctx})"
+            );
+            assert_eq!(
+                v.par_windows(size)
+                    .zip(v.par_chunks(size))
+                    .collect::<Vec<_>>(),
+                v.windows(size).zip(v.chunks(size)).collect::<Vec<_>>(),
+                "{what}: zip with chunks ({ctx})"
+            );
+        }
+    });
+}
+
+#[test]
+fn zero_chunk_and_window_sizes_panic() {
+    let v = [1, 2, 3];
+    assert!(panic::catch_unwind(|| v.par_chunks(0).count()).is_err());
+    assert!(panic::catch_unwind(|| v.par_windows(0).count()).is_err());
+    assert!(panic::catch_unwind(|| {
+        let mut v = v;
+        v.par_chunks_mut(0).count()
+    })
+    .is_err());
+}
+
+// ----------------------------------------------------------- adapters
+
+#[test]
+fn map_filter_filter_map() {
+    check("map_filter_filter_map", |case| {
+        let ctx = case.to_string();
+        let v = case.values(1_000);
+        let m = 1 + case.rng.below(5) as u32;
+
+        assert_eq!(
+            v.par_iter().map(|&x| x * 2 + 1).collect::<Vec<_>>(),
+            v.iter().map(|&x| x * 2 + 1).collect::<Vec<_>>(),
+            "map ({ctx})"
+        );
+        assert_eq!(
+            v.par_iter().filter(|&&x| x % m == 0).collect::<Vec<_>>(),
+            v.iter().filter(|&&x| x % m == 0).collect::<Vec<_>>(),
+            "filter ({ctx})"
+        );
+        assert_eq!(
+            v.par_iter().filter(|&&x| x % m == 0).count(),
+            v.iter().filter(|&&x| x % m == 0).count(),
+            "filter count ({ctx})"
+        );
+        let half = |x: u32| (x % 2 == 0).then_some(x / 2);
+        assert_eq!(
+            v.par_iter().filter_map(|&x| half(x)).collect::<Vec<_>>(),
+            v.iter().filter_map(|&x| half(x)).collect::<Vec<_>>(),
+            "filter_map ({ctx})"
+        );
+        assert_eq!(
+            v.par_iter().filter_map(|&x| half(x)).sum::<u32>(),
+            v.iter().filter_map(|&x| half(x)).sum::<u32>(),
+            "filter_map sum ({ctx})"
+        );
+        let n = case.len as u64;
+        assert_eq!(
+            (0..n)
+                .into_par_iter()
+                .map(|x| x * x)
+                .filter(|x| x % 3 != 0)
+                .collect::<Vec<_>>(),
+            (0..n)
+                .map(|x| x * x)
+                .filter(|x| x % 3 != 0)
+                .collect::<Vec<_>>(),
+            "range map filter ({ctx})"
+        );
+        // Everything filtered out, and nothing.
+        assert_eq!(v.par_iter().filter(|_| false).count(), 0, "{ctx}");
+        assert_eq!(v.par_iter().filter(|_| true).count(), v.len(), "{ctx}");
+    });
+}
+
+#[test]
+fn flat_map_and_flat_map_iter() {
+    check("flat_map_and_flat_map_iter", |case| {
+        let ctx = case.to_string();
+        // Short values: a large case flattens to a few times its length.
+        let v = case.values(6);
+
+        assert_eq!(
+            v.par_iter()
+                .flat_map(|&x| vec![x; x as usize])
+                .collect::<Vec<_>>(),
+            v.iter()
+                .flat_map(|&x| vec![x; x as usize])
+                .collect::<Vec<_>>(),
+            "flat_map Vec ({ctx})"
+        );
+        assert_eq!(
+            v.par_iter()
+                .flat_map(|&x| (0..x).into_par_iter())
+                .collect::<Vec<_>>(),
+            v.iter().flat_map(|&x| 0..x).collect::<Vec<_>>(),
+            "flat_map range ({ctx})"
+        );
+        assert_eq!(
+            v.par_iter()
+                .flat_map(|&x| (0..x)
+                    .into_par_iter()
+                    .map(move |i| i * x)
+                    .filter(|i| i % 2 == 0))
+                .collect::<Vec<_>>(),
+            v.iter()
+                .flat_map(|&x| (0..x).map(move |i| i * x).filter(|i| i % 2 == 0))
+                .collect::<Vec<_>>(),
+            "flat_map adapted inner ({ctx})"
+        );
+        assert_eq!(
+            v.par_iter().flat_map(|&x| vec![x; x as usize]).count(),
+            v.iter().map(|&x| x as usize).sum::<usize>(),
+            "flat_map count ({ctx})"
+        );
+        assert_eq!(
+            v.par_iter()
+                .flat_map_iter(|&x| (0..x).map(move |i| x * 10 + i))
+                .collect::<Vec<_>>(),
+            v.iter()
+                .flat_map(|&x| (0..x).map(move |i| x * 10 + i))
+                .collect::<Vec<_>>(),
+            "flat_map_iter ({ctx})"
+        );
+        assert_eq!(
+            v.par_iter()
+                .flat_map_iter(|&x| vec![x.to_string(); x as usize % 3])
+                .collect::<Vec<_>>(),
+            v.iter()
+                .flat_map(|&x| vec![x.to_string(); x as usize % 3])
+                .collect::<Vec<_>>(),
+            "flat_map_iter Vec<String> ({ctx})"
+        );
+        assert_eq!(
+            v.par_iter()
+                .flat_map_iter(|&x| 0..x)
+                .find_first(|&i| i == 4),
+            v.iter().flat_map(|&x| 0..x).find(|&i| i == 4),
+            "flat_map_iter find_first ({ctx})"
+        );
+    });
+}
+
+#[test]
+fn chain_indexed_and_not() {
+    check("chain_indexed_and_not", |case| {
+        let ctx = case.to_string();
+        let a = case.values(1_000);
+        let b = case.other_values(1_000);
+        let seq: Vec<u32> = a.iter().chain(&b).copied().collect();
+
+        assert_eq!(
+            a.par_iter().chain(&b).copied().collect::<Vec<_>>(),
+            seq,
+            "collect ({ctx})"
+        );
+        assert_eq!(a.par_iter().chain(&b).len(), seq.len(), "len ({ctx})");
+        assert_eq!(
+            a.par_iter()
+                .chain(b.par_iter())
+                .enumerate()
+                .map(|(i, &x)| (i, x))
+                .collect::<Vec<_>>(),
+            seq.iter().copied().enumerate().collect::<Vec<_>>(),
+            "enumerate ({ctx})"
+        );
+        for n in case.cuts() {
+            assert_eq!(
+                a.par_iter().chain(&b).take(n).copied().collect::<Vec<_>>(),
+                seq.iter().take(n).copied().collect::<Vec<_>>(),
+                "take({n}) ({ctx})"
+            );
+            assert_eq!(
+                a.par_iter().chain(&b).skip(n).copied().collect::<Vec<_>>(),
+                seq.iter().skip(n).copied().collect::<Vec<_>>(),
+                "skip({n}) ({ctx})"
+            );
+        }
+        assert_eq!(
+            a.par_iter().chain(&b).zip(&a).collect::<Vec<_>>(),
+            a.iter().chain(&b).zip(&a).collect::<Vec<_>>(),
+            "zip ({ctx})"
+        );
+        match a.par_iter().chain(&b).position_any(|&x| x % 97 == 0) {
+            Some(at) => assert_eq!(seq[at] % 97, 0, "position_any {at} ({ctx})"),
+            None => assert!(!seq.iter().any(|&x| x % 97 == 0), "position_any ({ctx})"),
+        }
+
+        // Unindexed on one side or the other: collected through pieces.
+        let odd = |x: &&u32| **x % 2 == 1;
+        assert_eq!(
+            a.par_iter()
+                .filter(odd)
+                .chain(&b)
+                .copied()
+                .collect::<Vec<_>>(),
+            a.iter().filter(odd).chain(&b).copied().collect::<Vec<_>>(),
+            "filter on the left ({ctx})"
+        );
+        assert_eq!(
+            a.par_iter()
+                .chain(b.par_iter().filter(odd))
+                .copied()
+                .collect::<Vec<_>>(),
+            a.iter()
+                .chain(b.iter().filter(odd))
+                .copied()
+                .collect::<Vec<_>>(),
+            "filter on the right ({ctx})"
+        );
+        assert_eq!(
+            a.par_iter().filter(odd).chain(&b).find_first(|&&x| x > 500),
+            a.iter().filter(odd).chain(&b).find(|&&x| x > 500),
+            "filter chain find_first ({ctx})"
+        );
+
+        let n = case.len as u64;
+        assert_eq!(
+            (0..n)
+                .into_par_iter()
+                .chain(n..2 * n)
+                .chain(0..3u64)
+                .collect::<Vec<_>>(),
+            (0..n).chain(n..2 * n).chain(0..3).collect::<Vec<_>>(),
+            "three ranges ({ctx})"
+        );
+        assert_eq!(
+            (0..n).into_par_iter().chain(0..n).sum::<u64>(),
+            2 * (0..n).sum::<u64>(),
+            "chain sum ({ctx})"
+        );
+    });
+}
+
+#[test]
+fn copied_and_cloned() {
+    check("copied_and_cloned", |case| {
+        let ctx = case.to_string();
+        let v = case.values(1_000);
+        assert_eq!(
+            v.par_iter().copied().collect::<Vec<_>>(),
+            v,
+            "copied ({ctx})"
+        );
+        assert_eq!(
+            v.par_iter().cloned().collect::<Vec<_>>(),
+            v,
+            "cloned ({ctx})"
+        );
+        let strings: Vec<String> = v.iter().map(u32::to_string).collect();
+        assert_eq!(
+            strings.par_iter().cloned().collect::<Vec<_>>(),
+            strings,
+            "cloned String ({ctx})"
+        );
+        assert_eq!(v.par_iter().copied().len(), v.len(), "copied len ({ctx})");
+        assert_eq!(
+            v.par_iter()
+                .filter(|&&x| x < 500)
+                .copied()
+                .collect::<Vec<_>>(),
+            v.iter().filter(|&&x| x < 500).copied().collect::<Vec<_>>(),
+            "filter copied ({ctx})"
+        );
+    });
+}
+
+#[test]
+fn enumerate_and_zip() {
+    check("enumerate_and_zip", |case| {
+        let ctx = case.to_string();
+        let a = case.values(1_000);
+        let b = case.other_values(1_000);
+
+        assert_eq!(
+            a.par_iter().enumerate().collect::<Vec<_>>(),
+            a.iter().enumerate().collect::<Vec<_>>(),
+            "enumerate ({ctx})"
+        );
+        assert!(
+            (0..case.len)
+                .into_par_iter()
+                .enumerate()
+                .all(|(i, x)| i == x),
+            "enumerate range ({ctx})"
+        );
+        assert_eq!(
+            a.par_iter().zip(&b).collect::<Vec<_>>(),
+            a.iter().zip(&b).collect::<Vec<_>>(),
+            "zip ({}, {}) ({ctx})",
+            a.len(),
+            b.len()
+        );
+        assert_eq!(
+            b.par_iter().zip(&a).collect::<Vec<_>>(),
+            b.iter().zip(&a).collect::<Vec<_>>(),
+            "zip reversed ({ctx})"
+        );
+        assert_eq!(
+            a.par_iter().zip(&b).len(),
+            a.len().min(b.len()),
+            "zip len ({ctx})"
+        );
+        assert_eq!(
+            a.par_iter()
+                .zip(0..b.len())
+                .enumerate()
+                .map(|(i, (&x, j))| (i, x, j))
+                .collect::<Vec<_>>(),
+            a.iter()
+                .zip(0..b.len())
+                .enumerate()
+                .map(|(i, (&x, j))| (i, x, j))
+                .collect::<Vec<_>>(),
+            "zip range enumerate ({ctx})"
+        );
+        assert_eq!(
+            a.par_iter()
+                .enumerate()
+                .zip(b.par_iter().enumerate())
+                .filter(|((_, x), (_, y))| x < y)
+                .map(|((i, _), (j, _))| i + j)
+                .collect::<Vec<_>>(),
+            a.iter()
+                .enumerate()
+                .zip(b.iter().enumerate())
+                .filter(|((_, x), (_, y))| x < y)
+                .map(|((i, _), (j, _))| i + j)
+                .collect::<Vec<_>>(),
+            "enumerate zip enumerate ({ctx})"
+        );
+        for n in case.cuts() {
+            assert_eq!(
+                a.par_iter().zip(&b).skip(n).collect::<Vec<_>>(),
+                a.iter().zip(&b).skip(n).collect::<Vec<_>>(),
+                "zip skip({n}) ({ctx})"
+            );
+            assert_eq!(
+                a.par_iter().enumerate().skip(n).collect::<Vec<_>>(),
+                a.iter().enumerate().skip(n).collect::<Vec<_>>(),
+                "enumerate skip({n}) ({ctx})"
+            );
+            assert_eq!(
+                a.par_iter().skip(n).enumerate().collect::<Vec<_>>(),
+                a.iter().skip(n).enumerate().collect::<Vec<_>>(),
+                "skip({n}) enumerate ({ctx})"
+            );
+        }
+        let c = case.other_values(10);
+        assert_eq!(
+            a.par_iter().zip(&b).zip(&c).collect::<Vec<_>>(),
+            a.iter().zip(&b).zip(&c).collect::<Vec<_>>(),
+            "three-way zip ({ctx})"
+        );
+    });
+}
+
+#[test]
+fn take_and_skip() {
+    check("take_and_skip", |case| {
+        let ctx = case.to_string();
+        let v = case.values(1_000);
+        let cuts = case.cuts();
+        for &n in &cuts {
+            let what = format!("n {n}");
+            assert_eq!(
+                v.par_iter().take(n).collect::<Vec<_>>(),
+                v.iter().take(n).collect::<Vec<_>>(),
+                "{what}: take ({ctx})"
+            );
+            assert_eq!(
+                v.par_iter().skip(n).collect::<Vec<_>>(),
+                v.iter().skip(n).collect::<Vec<_>>(),
+                "{what}: skip ({ctx})"
+            );
+            assert_eq!(v.par_iter().take(n).len(), v.len().min(n), "{what} ({ctx})");
+            assert_eq!(
+                v.par_iter().skip(n).len(),
+                v.len().saturating_sub(n),
+                "{what} ({ctx})"
+            );
+            assert_eq!(
+                (0..case.len)
+                    .into_par_iter()
+                    .map(|i| i * 3)
+                    .take(n)
+                    .sum::<usize>(),
+                (0..case.len).map(|i| i * 3).take(n).sum::<usize>(),
+                "{what}: map take sum ({ctx})"
+            );
+            let m = case.rng.below(v.len() + 2);
+            assert_eq!(
+                v.par_iter().skip(n).take(m).collect::<Vec<_>>(),
+                v.iter().skip(n).take(m).collect::<Vec<_>>(),
+                "{what}: skip take({m}) ({ctx})"
+            );
+            assert_eq!(
+                v.par_iter().take(n).skip(m).collect::<Vec<_>>(),
+                v.iter().take(n).skip(m).collect::<Vec<_>>(),
+                "{what}: take skip({m}) ({ctx})"
+            );
+            match v.par_iter().take(n).position_any(|&x| x % 89 == 0) {
+                Some(at) => assert!(
+                    at < n && v[at] % 89 == 0,
+                    "{what}: position_any {at} ({ctx})"
+                ),
+                None => assert!(
+                    !v.iter().take(n).any(|&x| x % 89 == 0),
+                    "{what}: position_any ({ctx})"
+                ),
+            }
+        }
+    });
+}
+
+/// The sizes of the pieces the driver folded (`fold` yields one
+/// accumulator per piece), in order.
+fn piece_sizes<I: ParallelIterator>(iter: I) -> Vec<usize> {
+    iter.fold(Vec::new, |mut sizes: Vec<usize>, _| {
+        match sizes.last_mut() {
+            Some(last) => *last += 1,
+            None => sizes.push(1),
+        }
+        sizes
+    })
+    .map(|mut sizes| {
+        // An empty piece still yields its (empty) accumulator.
+        if sizes.is_empty() {
+            sizes.push(0);
+        }
+        sizes
+    })
+    .reduce(Vec::new, |mut left, mut right| {
+        left.append(&mut right);
+        left
+    })
+}
+
+#[test]
+fn with_min_len_and_with_max_len() {
+    check("with_min_len_and_with_max_len", |case| {
+        let ctx = case.to_string();
+        let len = case.len;
+        let v = case.values(1_000);
+        let seq_sum: u64 = v.iter().map(|&x| u64::from(x)).sum();
+        let mut bounds = vec![1, 2, 1 + case.rng.below(len + 2), len + 1, usize::MAX];
+        if len > 0 {
+            bounds.push(len / 7 + 1);
+        }
+        for bound in bounds {
+            let what = format!("bound {bound}");
+            assert_eq!(
+                v.par_iter()
+                    .with_min_len(bound)
+                    .copied()
+                    .collect::<Vec<_>>(),
+                v,
+                "{what}: min collect ({ctx})"
+            );
+            assert_eq!(
+                v.par_iter()
+                    .with_min_len(bound)
+                    .map(|&x| u64::from(x))
+                    .sum::<u64>(),
+                seq_sum,
+                "{what}: min sum ({ctx})"
+            );
+            // Single-element pieces of a large input are many joins in
+            // debug; the bound is checked there on the shorter ones.
+            if bound >= len / 1_000 {
+                assert_eq!(
+                    v.par_iter()
+                        .with_max_len(bound)
+                        .copied()
+                        .collect::<Vec<_>>(),
+                    v,
+                    "{what}: max collect ({ctx})"
+                );
+                assert_eq!(
+                    v.par_iter()
+                        .with_max_len(bound)
+                        .filter(|&&x| x % 2 == 0)
+                        .count(),
+                    v.iter().filter(|&&x| x % 2 == 0).count(),
+                    "{what}: max filter count ({ctx})"
+                );
+            }
+        }
+    });
+}
+
+// The plumbing docs: pieces never "stay above `with_max_len`".
+#[test]
+fn with_max_len_keeps_every_piece_that_short() {
+    check("with_max_len_keeps_every_piece_that_short", |case| {
+        let ctx = case.to_string();
+        let len = case.len;
+        let mut bounds = vec![1, 2, 1 + case.rng.below(len + 2), len + 1, usize::MAX];
+        if len > 0 {
+            bounds.push(len / 7 + 1);
+        }
+        // Single-element pieces of a large input are many joins in debug;
+        // the small bounds are checked on the shorter inputs.
+        bounds.retain(|&bound| bound >= len / 1_000);
+        for bound in bounds {
+            let sizes = piece_sizes((0..len).into_par_iter().with_max_len(bound));
+            assert_eq!(sizes.iter().sum::<usize>(), len, "bound {bound} ({ctx})");
+            assert!(
+                sizes.iter().all(|&size| size <= bound),
+                "bound {bound}: a piece above with_max_len: {sizes:?} ({ctx})"
+            );
+        }
+    });
+}
+
+// The plumbing docs: "Pieces never split below `with_min_len`", which is
+// what bounds the number of `fold` accumulators (one per piece).
+#[test]
+fn with_min_len_keeps_every_piece_that_long() {
+    check("with_min_len_keeps_every_piece_that_long", |case| {
+        let ctx = case.to_string();
+        let len = case.len;
+        let mut bounds = vec![1, 2, 1 + case.rng.below(len + 2), len + 1, usize::MAX];
+        if len > 0 {
+            bounds.push(len / 7 + 1);
+        }
+        for bound in bounds {
+            let sizes = piece_sizes((0..len).into_par_iter().with_min_len(bound));
+            assert_eq!(sizes.iter().sum::<usize>(), len, "bound {bound} ({ctx})");
+            // A piece splits only when both halves keep `bound` items, so
+            // either nothing split or every piece has at least `bound`.
+            assert!(
+                sizes.len() == 1 || sizes.iter().all(|&size| size >= bound),
+                "bound {bound}: a piece below with_min_len: {sizes:?} ({ctx})"
+            );
+        }
+    });
+}
+
+#[test]
+fn fold_then_sum_or_reduce() {
+    check("fold_then_sum_or_reduce", |case| {
+        let ctx = case.to_string();
+        let v = case.values(1_000);
+        assert_eq!(
+            v.par_iter()
+                .fold(|| 0u64, |sum, &x| sum + u64::from(x))
+                .sum::<u64>(),
+            v.iter().map(|&x| u64::from(x)).sum::<u64>(),
+            "fold sum ({ctx})"
+        );
+        // Folding into Vecs and appending keeps the input's order.
+        assert_eq!(
+            v.par_iter()
+                .fold(Vec::new, |mut acc, &x| {
+                    acc.push(x);
+                    acc
+                })
+                .reduce(Vec::new, |mut left, mut right| {
+                    left.append(&mut right);
+                    left
+                }),
+            v,
+            "fold Vec reduce ({ctx})"
+        );
+        assert_eq!(
+            v.par_iter()
+                .fold(|| None, |best: Option<u32>, &x| best.max(Some(x)))
+                .reduce(|| None, Option::max),
+            v.iter().copied().max(),
+            "fold max ({ctx})"
+        );
+        assert_eq!(
+            v.par_iter()
+                .filter(|&&x| x % 3 == 0)
+                .fold(|| 0usize, |n, _| n + 1)
+                .sum::<usize>(),
+            v.iter().filter(|&&x| x % 3 == 0).count(),
+            "filter fold count ({ctx})"
+        );
+        assert!(
+            v.par_iter().fold(|| 0, |n, _| n + 1).count() >= 1,
+            "fold yields an accumulator per piece, at least one ({ctx})"
+        );
+    });
+}
+
+#[test]
+fn deterministic_gives_the_sequential_results() {
+    check("deterministic_gives_the_sequential_results", |case| {
+        let ctx = case.to_string();
+        let v = case.values(1_000);
+        assert_eq!(
+            v.par_iter().deterministic().copied().collect::<Vec<_>>(),
+            v,
+            "collect ({ctx})"
+        );
+        assert_eq!(
+            v.par_iter()
+                .deterministic()
+                .map(|&x| u64::from(x))
+                .sum::<u64>(),
+            v.iter().map(|&x| u64::from(x)).sum::<u64>(),
+            "sum ({ctx})"
+        );
+        assert_eq!(
+            v.par_iter()
+                .enumerate()
+                .deterministic()
+                .filter(|(i, _)| i % 2 == 0)
+                .map(|(_, &x)| x)
+                .collect::<Vec<_>>(),
+            v.iter().step_by(2).copied().collect::<Vec<_>>(),
+            "enumerate filter ({ctx})"
+        );
+        assert_eq!(
+            v.par_iter().deterministic().min_by_key(|&&x| x % 10),
+            v.iter().min_by_key(|&&x| x % 10),
+            "min_by_key ({ctx})"
+        );
+    });
+}
+
+#[test]
+fn deterministic_float_sum_is_bit_identical() {
+    // Without `deterministic()` the split tree follows which workers happen
+    // to be idle, and floating-point addition is not associative, so the
+    // bits of this sum may differ from run to run; with it they may not.
+    // (That they do differ without it is timing, and not asserted.)
+    let xs: Vec<f64> = (0..100_000)
+        .map(|i| 1.0 / (1.0 + f64::from(i)) * if i % 3 == 0 { -1.0 } else { 1.7 })
+        .collect();
+    let seq: f64 = xs.iter().sum();
+    for &workers in &WORKERS {
+        on(workers, || {
+            let first = xs.par_iter().deterministic().sum::<f64>();
+            assert!(
+                (first - seq).abs() <= 1e-9 * seq.abs(),
+                "{first} is not the sum {seq} (workers {workers})"
+            );
+            let first_reduce = xs
+                .par_iter()
+                .copied()
+                .deterministic()
+                .reduce(|| 0.0, |a, b| a + b);
+            for run in 1..20 {
+                let again = xs.par_iter().deterministic().sum::<f64>();
+                assert_eq!(
+                    again.to_bits(),
+                    first.to_bits(),
+                    "sum, run {run}: {again} after {first} (workers {workers})"
+                );
+                let again = xs
+                    .par_iter()
+                    .copied()
+                    .deterministic()
+                    .reduce(|| 0.0, |a, b| a + b);
+                assert_eq!(
+                    again.to_bits(),
+                    first_reduce.to_bits(),
+                    "reduce, run {run}: {again} after {first_reduce} (workers {workers})"
+                );
+            }
+        });
+    }
+}
+
+#[test]
+fn compositions() {
+    check("compositions", |case| {
+        let ctx = case.to_string();
+        let v = case.values(1_000);
+        let b = case.other_values(1_000);
+        let n = case.rng.below(v.len() + 2);
+
+        assert_eq!(
+            v.par_iter()
+                .enumerate()
+                .filter(|(i, _)| i % 3 != 0)
+                .map(|(i, &x)| i * x as usize)
+                .collect::<Vec<_>>(),
+            v.iter()
+                .enumerate()
+                .filter(|(i, _)| i % 3 != 0)
+                .map(|(i, &x)| i * x as usize)
+                .collect::<Vec<_>>(),
+            "enumerate filter map ({ctx})"
+        );
+        assert_eq!(
+            (0..case.len)
+                .into_par_iter()
+                .zip(&b)
+                .filter_map(|(i, &x)| (x % 2 == 0).then_some(i as u32 ^ x))
+                .flat_map_iter(|x| [x, x + 1])
+                .collect::<Vec<_>>(),
+            (0..case.len)
+                .zip(&b)
+                .filter_map(|(i, &x)| (x % 2 == 0).then_some(i as u32 ^ x))
+                .flat_map(|x| [x, x + 1])
+                .collect::<Vec<_>>(),
+            "zip filter_map flat_map_iter ({ctx})"
+        );
+        assert_eq!(
+            v.par_iter()
+                .copied()
+                .map(|x| x + 1)
+                .enumerate()
+                .skip(n / 2)
+                .take(n)
+                .filter(|(_, x)| x % 2 == 1)
+                .map(|(i, x)| i as u64 * u64::from(x))
+                .sum::<u64>(),
+            v.iter()
+                .copied()
+                .map(|x| x + 1)
+                .enumerate()
+                .skip(n / 2)
+                .take(n)
+                .filter(|(_, x)| x % 2 == 1)
+                .map(|(i, x)| i as u64 * u64::from(x))
+                .sum::<u64>(),
+            "map enumerate skip take filter map sum ({ctx})"
+        );
+        assert_eq!(
+            v.par_iter()
+                .chain(&b)
+                .enumerate()
+                .with_max_len(64)
+                .map(|(i, &x)| (x, i))
+                .max(),
+            v.iter().chain(&b).enumerate().map(|(i, &x)| (x, i)).max(),
+            "chain enumerate with_max_len max ({ctx})"
+        );
+        // A parallel loop inside a parallel loop's closure: it runs on the
+        // same pool, from a worker.
+        let short = &v[..v.len().min(300)];
+        assert_eq!(
+            short
+                .par_iter()
+                .map(|&x| (0..x % 50).into_par_iter().map(|i| i * x).sum::<u32>())
+                .collect::<Vec<_>>(),
+            short
+                .iter()
+                .map(|&x| (0..x % 50).map(|i| i * x).sum::<u32>())
+                .collect::<Vec<_>>(),
+            "nested loops ({ctx})"
+        );
+        assert_eq!(
+            v.par_iter()
+                .zip(&b)
+                .map(|(x, y)| x.max(y))
+                .copied()
+                .collect::<Vec<_>>(),
+            v.iter()
+                .zip(&b)
+                .map(|(x, y)| x.max(y))
+                .copied()
+                .collect::<Vec<_>>(),
+            "zip map copied ({ctx})"
+        );
+    });
+}
+
+// ---------------------------------------------------------- consumers
+
+#[test]
+fn for_each_runs_once_per_item() {
+    check("for_each_runs_once_per_item", |case| {
+        let ctx = case.to_string();
+        let len = case.len;
+        let runs = |what: &str, visit: &dyn Fn(&[AtomicUsize]), expect: &dyn Fn(usize) -> usize| {
+            let seen: Vec<AtomicUsize> = (0..len).map(|_| AtomicUsize::new(0)).collect();
+            visit(&seen);
+            for (i, count) in seen.iter().enumerate() {
+                let count = count.load(Ordering::SeqCst);
+                assert_eq!(
+                    count,
+                    expect(i),
+                    "{what}: item {i} ran {count} times ({ctx})"
+                );
+            }
+        };
+        let bump = |seen: &[AtomicUsize], i: usize| {
+            seen[i].fetch_add(1, Ordering::SeqCst);
+        };
+        runs(
+            "range",
+            &|seen| (0..len).into_par_iter().for_each(|i| bump(seen, i)),
+            &|_| 1,
+        );
+        runs(
+            "slice enumerate filter",
+            &|seen| {
+                seen.par_iter()
+                    .enumerate()
+                    .filter(|(i, _)| i % 3 == 0)
+                    .for_each(|(i, _)| bump(seen, i));
+            },
+            &|i| usize::from(i % 3 == 0),
+        );
+        runs(
+            "flat_map",
+            &|seen| {
+                (0..len)
+                    .into_par_iter()
+                    .flat_map(|i| vec![i; i % 3])
+                    .for_each(|i| bump(seen, i));
+            },
+            &|i| i % 3,
+        );
+        let cut = case.rng.below(len + 2);
+        runs(
+            "skip take",
+            &|seen| {
+                (0..len)
+                    .into_par_iter()
+                    .skip(cut / 2)
+                    .take(cut)
+                    .for_each(|i| bump(seen, i));
+            },
+            &|i| usize::from(i >= cut / 2 && i < cut / 2 + cut),
+        );
+        runs(
+            "with_max_len(1)",
+            &|seen| {
+                (0..len)
+                    .into_par_iter()
+                    .with_max_len(if len > 5_000 { 64 } else { 1 })
+                    .for_each(|i| bump(seen, i));
+            },
+            &|_| 1,
+        );
+        // `collect::<()>()`: side effects only, as std.
+        runs(
+            "collect unit",
+            &|seen| (0..len).into_par_iter().map(|i| bump(seen, i)).collect(),
+            &|_| 1,
+        );
+    });
+}
+
+#[test]
+fn sum_product_count_reduce() {
+    check("sum_product_count_reduce", |case| {
+        let ctx = case.to_string();
+        let v = case.values(1_000);
+
+        assert_eq!(
+            v.par_iter().map(|&x| u64::from(x)).sum::<u64>(),
+            v.iter().map(|&x| u64::from(x)).sum::<u64>(),
+            "sum u64 ({ctx})"
+        );
+        assert_eq!(
+            v.par_iter().map(|&x| i64::from(x) - 500).sum::<i64>(),
+            v.iter().map(|&x| i64::from(x) - 500).sum::<i64>(),
+            "sum negatives ({ctx})"
+        );
+        assert_eq!(
+            v.par_iter().sum::<u32>(),
+            v.iter().sum::<u32>(),
+            "sum refs ({ctx})"
+        );
+        // Integers below 2^24 sum exactly in f64 in any order.
+        assert_eq!(
+            v.par_iter().map(|&x| f64::from(x)).sum::<f64>(),
+            v.iter().map(|&x| f64::from(x)).sum::<f64>(),
+            "sum exact f64 ({ctx})"
+        );
+        assert_eq!(
+            v.par_iter()
+                .map(|&x| Wrapping(x | 1))
+                .product::<Wrapping<u32>>(),
+            v.iter()
+                .map(|&x| Wrapping(x | 1))
+                .product::<Wrapping<u32>>(),
+            "product wrapping ({ctx})"
+        );
+        // Small factors, at most 60 twos: exact in u64.
+        let small: Vec<u64> = v.iter().take(60).map(|&x| 1 + u64::from(x % 2)).collect();
+        assert_eq!(
+            small.par_iter().product::<u64>(),
+            small.iter().product::<u64>(),
+            "product small ({ctx})"
+        );
+        assert_eq!(
+            (1..=(case.len.min(20) as u64))
+                .collect::<Vec<_>>()
+                .into_par_iter()
+                .product::<u64>(),
+            (1..=(case.len.min(20) as u64)).product::<u64>(),
+            "factorial ({ctx})"
+        );
+        assert_eq!(v.par_iter().count(), v.len(), "count ({ctx})");
+        assert_eq!(
+            v.par_iter().filter(|&&x| x > 300).count(),
+            v.iter().filter(|&&x| x > 300).count(),
+            "filter count ({ctx})"
+        );
+        // Concatenation is associative but not commutative: the pieces must
+        // combine in the input's order.
+        let short = &v[..v.len().min(5_000)];
+        assert_eq!(
+            short
+                .par_iter()
+                .map(|x| format!("{x},"))
+                .reduce(String::new, |a, b| a + &b),
+            short.iter().map(|x| format!("{x},")).collect::<String>(),
+            "reduce concatenation ({ctx})"
+        );
+        assert_eq!(
+            v.par_iter().map(|&x| (x, x, u64::from(x))).reduce(
+                || (u32::MAX, 0, 0),
+                |a, b| (a.0.min(b.0), a.1.max(b.1), a.2 + b.2)
+            ),
+            v.iter()
+                .map(|&x| (x, x, u64::from(x)))
+                .fold((u32::MAX, 0, 0), |a, b| (
+                    a.0.min(b.0),
+                    a.1.max(b.1),
+                    a.2 + b.2
+                )),
+            "reduce min max sum ({ctx})"
+        );
+    });
+}
+
+#[test]
+fn min_max_and_their_ties() {
+    check("min_max_and_their_ties", |case| {
+        let ctx = case.to_string();
+        // Few distinct keys, so most are tied; each item carries its index,
+        // which tells which of the tied ones came back.
+        let distinct = 1 + case.rng.below(6) as u32;
+        let items: Vec<(u32, usize)> = case
+            .values(distinct)
+            .into_iter()
+            .enumerate()
+            .map(|(i, key)| (key, i))
+            .collect();
+        let key = |item: &&(u32, usize)| item.0;
+        let by_key = |a: &&(u32, usize), b: &&(u32, usize)| a.0.cmp(&b.0);
+
+        assert_eq!(
+            items.par_iter().min_by_key(key),
+            items.iter().min_by_key(key),
+            "min_by_key: the first of equal minima ({ctx})"
+        );
+        assert_eq!(
+            items.par_iter().max_by_key(key),
+            items.iter().max_by_key(key),
+            "max_by_key: the last of equal maxima ({ctx})"
+        );
+        assert_eq!(
+            items.par_iter().min_by(by_key),
+            items.iter().min_by(by_key),
+            "min_by ({ctx})"
+        );
+        assert_eq!(
+            items.par_iter().max_by(by_key),
+            items.iter().max_by(by_key),
+            "max_by ({ctx})"
+        );
+        assert_eq!(items.par_iter().min(), items.iter().min(), "min ({ctx})");
+        assert_eq!(items.par_iter().max(), items.iter().max(), "max ({ctx})");
+        assert_eq!(
+            items.par_iter().map(|item| item.0).min(),
+            items.iter().map(|item| item.0).min(),
+            "min of keys ({ctx})"
+        );
+
+        // `Ord` ties: a type whose order ignores the index.
+        #[derive(Debug, Clone, Copy)]
+        struct Key(u32, usize);
+        impl PartialEq for Key {
+            fn eq(&self, other: &Self) -> bool {
+                self.0 == other.0
+            }
+        }
+        impl Eq for Key {}
+        impl PartialOrd for Key {
+            fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+                Some(self.cmp(other))
+            }
+        }
+        impl Ord for Key {
+            fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+                self.0.cmp(&other.0)
+            }
+        }
+        let keys: Vec<Key> = items.iter().map(|&(k, i)| Key(k, i)).collect();
+        assert_eq!(
+            keys.par_iter().copied().min().map(|k| k.1),
+            keys.iter().copied().min().map(|k| k.1),
+            "min: the first of equal minima ({ctx})"
+        );
+        assert_eq!(
+            keys.par_iter().copied().max().map(|k| k.1),
+            keys.iter().copied().max().map(|k| k.1),
+            "max: the last of equal maxima ({ctx})"
+        );
+        assert_eq!(
+            keys.clone()
+                .into_par_iter()
+                .filter(|k| k.1 % 2 == 0)
+                .max()
+                .map(|k| k.1),
+            keys.iter()
+                .copied()
+                .filter(|k| k.1 % 2 == 0)
+                .max()
+                .map(|k| k.1),
+            "filter max, by value ({ctx})"
+        );
+        assert_eq!(
+            keys.clone()
+                .into_par_iter()
+                .filter(|k| k.1 % 2 == 1)
+                .min()
+                .map(|k| k.1),
+            keys.iter()
+                .copied()
+                .filter(|k| k.1 % 2 == 1)
+                .min()
+                .map(|k| k.1),
+            "filter min, by value ({ctx})"
+        );
+    });
+}
+
+#[test]
+fn collect_into_vec_keeps_the_order() {
+    check("collect_into_vec_keeps_the_order", |case| {
+        let ctx = case.to_string();
+        let v = case.values(1_000);
+        // The indexed path (writes in place) and the unindexed one (pieces
+        // joined), on the same input.
+        assert_eq!(
+            v.par_iter().map(|&x| x + 1).collect::<Vec<_>>(),
+            v.iter().map(|&x| x + 1).collect::<Vec<_>>(),
+            "indexed ({ctx})"
+        );
+        assert_eq!(
+            v.par_iter().filter(|_| true).copied().collect::<Vec<_>>(),
+            v,
+            "unindexed, nothing filtered ({ctx})"
+        );
+        assert_eq!(
+            (0..case.len).into_par_iter().collect::<Vec<_>>(),
+            (0..case.len).collect::<Vec<_>>(),
+            "range ({ctx})"
+        );
+        assert_eq!(
+            (0..case.len)
+                .into_par_iter()
+                .with_max_len(if case.len > 5_000 { 50 } else { 1 })
+                .filter(|i| i % 7 != 3)
+                .collect::<Vec<_>>(),
+            (0..case.len).filter(|i| i % 7 != 3).collect::<Vec<_>>(),
+            "small pieces, unindexed ({ctx})"
+        );
+    });
+}
+
+#[test]
+fn collect_into_maps_sets_and_strings() {
+    check("collect_into_maps_sets_and_strings", |case| {
+        let ctx = case.to_string();
+        let v = case.values(1_000);
+        // Repeated keys: the last value wins, as in a sequential collect.
+        let pairs = |v: &[u32]| {
+            v.iter()
+                .enumerate()
+                .map(|(i, &x)| (x % 64, i))
+                .collect::<Vec<_>>()
+        };
+        let seq_pairs = pairs(&v);
+        assert_eq!(
+            seq_pairs.par_iter().copied().collect::<HashMap<_, _>>(),
+            seq_pairs.iter().copied().collect::<HashMap<_, _>>(),
+            "HashMap ({ctx})"
+        );
+        assert_eq!(
+            v.par_iter()
+                .enumerate()
+                .map(|(i, &x)| (x % 64, i))
+                .collect::<BTreeMap<_, _>>(),
+            seq_pairs.iter().copied().collect::<BTreeMap<_, _>>(),
+            "BTreeMap ({ctx})"
+        );
+        assert_eq!(
+            v.par_iter().copied().collect::<HashSet<_>>(),
+            v.iter().copied().collect::<HashSet<_>>(),
+            "HashSet ({ctx})"
+        );
+        assert_eq!(
+            v.par_iter().copied().collect::<BTreeSet<_>>(),
+            v.iter().copied().collect::<BTreeSet<_>>(),
+            "BTreeSet ({ctx})"
+        );
+        assert_eq!(
+            v.par_iter().copied().collect::<VecDeque<_>>(),
+            v.iter().copied().collect::<VecDeque<_>>(),
+            "VecDeque ({ctx})"
+        );
+        assert_eq!(
+            v.par_iter().copied().collect::<LinkedList<_>>(),
+            v.iter().copied().collect::<LinkedList<_>>(),
+            "LinkedList ({ctx})"
+        );
+        let letter = |x: u32| char::from(b'a' + (x % 26) as u8);
+        assert_eq!(
+            v.par_iter().map(|&x| letter(x)).collect::<String>(),
+            v.iter().map(|&x| letter(x)).collect::<String>(),
+            "String from chars ({ctx})"
+        );
+        let words: Vec<String> = v.iter().map(|x| format!("{x} ")).collect();
+        assert_eq!(
+            words.par_iter().map(String::as_str).collect::<String>(),
+            words.concat(),
+            "String from &str ({ctx})"
+        );
+        assert_eq!(
+            words.par_iter().cloned().collect::<String>(),
+            words.concat(),
+            "String from String ({ctx})"
+        );
+        assert_eq!(
+            v.par_iter()
+                .filter(|&&x| x % 2 == 0)
+                .map(|&x| letter(x))
+                .collect::<String>(),
+            v.iter()
+                .filter(|&&x| x % 2 == 0)
+                .map(|&x| letter(x))
+                .collect::<String>(),
+            "String, unindexed ({ctx})"
+        );
+    });
+}
+
+#[test]
+fn unzip_splits_pairs_in_order() {
+    check("unzip_splits_pairs_in_order", |case| {
+        let ctx = case.to_string();
+        let v = case.values(1_000);
+        let (xs, is): (Vec<u32>, Vec<usize>) =
+            v.par_iter().enumerate().map(|(i, &x)| (x, i)).unzip();
+        let (seq_xs, seq_is): (Vec<u32>, Vec<usize>) =
+            v.iter().enumerate().map(|(i, &x)| (x, i)).unzip();
+        assert_eq!((xs, is), (seq_xs, seq_is), "Vecs ({ctx})");
+        let (odd, set): (Vec<usize>, HashSet<u32>) = v
+            .par_iter()
+            .enumerate()
+            .filter(|(i, _)| i % 2 == 1)
+            .map(|(i, &x)| (i, x))
+            .unzip();
+        let (seq_odd, seq_set): (Vec<usize>, HashSet<u32>) = v
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| i % 2 == 1)
+            .map(|(i, &x)| (i, x))
+            .unzip();
+        assert_eq!(
+            (odd, set),
+            (seq_odd, seq_set),
+            "unindexed, into a set ({ctx})"
+        );
+    });
+}
+
+#[test]
+fn any_all_find_and_position() {
+    check("any_all_find_and_position", |case| {
+        let ctx = case.to_string();
+        // Values below `range`, matched when equal to `wanted`: from no
+        // match (range 1000, short input) to most items matching.
+        let range = [1, 2, 10, 1_000, 100_000][case.rng.below(5)];
+        let v = case.values(range);
+        let wanted = case.rng.below(range as usize) as u32;
+        let matches = |x: u32| x == wanted;
+        let any = v.iter().any(|&x| matches(x));
+        let what = format!("range {range}, wanted {wanted}, any {any}");
+
+        assert_eq!(
+            v.par_iter().any(|&x| matches(x)),
+            any,
+            "{what}: any ({ctx})"
+        );
+        assert_eq!(
+            v.par_iter().all(|&x| !matches(x)),
+            !any,
+            "{what}: all ({ctx})"
+        );
+        assert!(v.par_iter().all(|&x| x < range), "{what}: all true ({ctx})");
+        match v.par_iter().find_any(|&&x| matches(x)) {
+            Some(x) => {
+                assert!(matches(*x), "{what}: find_any {x} ({ctx})");
+                assert!(
+                    v.as_ptr_range().contains(&std::ptr::from_ref(x)),
+                    "{what}: find_any an element of the input ({ctx})"
+                );
+            }
+            None => assert!(!any, "{what}: find_any found none ({ctx})"),
+        }
+        assert_eq!(
+            v.par_iter().enumerate().find_first(|(_, &x)| matches(x)),
+            v.iter().enumerate().find(|(_, &x)| matches(x)),
+            "{what}: find_first, the first in order ({ctx})"
+        );
+        assert_eq!(
+            v.par_iter()
+                .enumerate()
+                .filter(|(i, _)| i % 2 == 0)
+                .find_first(|(_, &x)| matches(x)),
+            v.iter()
+                .enumerate()
+                .filter(|(i, _)| i % 2 == 0)
+                .find(|(_, &x)| matches(x)),
+            "{what}: filter find_first ({ctx})"
+        );
+        match v.par_iter().position_any(|&x| matches(x)) {
+            Some(at) => assert!(
+                at < v.len() && matches(v[at]),
+                "{what}: position_any {at} ({ctx})"
+            ),
+            None => assert!(!any, "{what}: position_any found none ({ctx})"),
+        }
+        match v.par_iter().skip(3).position_any(|&x| matches(x)) {
+            Some(at) => assert!(
+                at + 3 < v.len() && matches(v[at + 3]),
+                "{what}: skip position_any {at} ({ctx})"
+            ),
+            None => assert!(
+                !v.iter().skip(3).any(|&x| matches(x)),
+                "{what}: skip position_any found none ({ctx})"
+            ),
+        }
+        // No early exit without a match: every item is seen once.
+        let seen = AtomicUsize::new(0);
+        assert!(
+            !v.par_iter().any(|&x| {
+                seen.fetch_add(1, Ordering::Relaxed);
+                x >= range
+            }),
+            "{ctx}"
+        );
+        assert_eq!(seen.into_inner(), v.len(), "any without a match ({ctx})");
+    });
+}
+
+#[test]
+fn par_extend_appends_in_order() {
+    check("par_extend_appends_in_order", |case| {
+        let ctx = case.to_string();
+        let v = case.values(1_000);
+        let prefix_len = case.rng.below(20);
+        let prefix = case.values_of(prefix_len, 1_000);
+
+        let mut par = prefix.clone();
+        par.par_extend(v.par_iter().copied());
+        let mut seq = prefix.clone();
+        seq.extend(v.iter().copied());
+        assert_eq!(par, seq, "Vec, indexed ({ctx})");
+
+        let mut par = prefix.clone();
+        par.par_extend(v.par_iter().copied().filter(|x| x % 3 == 0));
+        let mut seq = prefix.clone();
+        seq.extend(v.iter().copied().filter(|x| x % 3 == 0));
+        assert_eq!(par, seq, "Vec, unindexed ({ctx})");
+
+        let mut par = prefix.clone();
+        par.par_extend(v.clone());
+        assert_eq!(par, [&prefix[..], &v[..]].concat(), "Vec by value ({ctx})");
+
+        let mut par = String::from("start:");
+        par.par_extend(v.par_iter().map(|&x| char::from(b'a' + (x % 26) as u8)));
+        let mut seq = String::from("start:");
+        seq.extend(v.iter().map(|&x| char::from(b'a' + (x % 26) as u8)));
+        assert_eq!(par, seq, "String ({ctx})");
+
+        let mut par: HashMap<u32, usize> = prefix.iter().map(|&x| (x, 0)).collect();
+        let mut seq = par.clone();
+        par.par_extend(v.par_iter().enumerate().map(|(i, &x)| (x, i)));
+        seq.extend(v.iter().enumerate().map(|(i, &x)| (x, i)));
+        assert_eq!(par, seq, "HashMap ({ctx})");
+
+        let mut par: BTreeSet<u32> = prefix.iter().copied().collect();
+        let mut seq = par.clone();
+        par.par_extend(v.par_iter().copied());
+        seq.extend(v.iter().copied());
+        assert_eq!(par, seq, "BTreeSet ({ctx})");
+    });
+}
+
+#[test]
+fn loops_outside_any_pool_run_on_the_global_pool() {
+    // Called from a plain thread: the loops go to the global pool.
+    let v: Vec<u64> = (0..10_000).collect();
+    assert_eq!(v.par_iter().sum::<u64>(), v.iter().sum::<u64>());
+    assert_eq!(
+        v.par_iter().map(|x| x * 2).collect::<Vec<_>>(),
+        v.iter().map(|x| x * 2).collect::<Vec<_>>()
+    );
+    assert_eq!(v.par_iter().position_any(|&x| x == 9_999), Some(9_999));
+    let workers = std::thread::spawn(|| {
+        (0..1_000)
+            .into_par_iter()
+            .map(|_| weft::current_num_threads())
+            .max()
+    })
+    .join()
+    .expect("thread");
+    assert!(workers >= Some(1));
+}
+
+// --------------------------------------------------------- early exit
+
+/// The input of the early-exit tests: long enough that running it all is
+/// unmistakable, and the match near the front.
+const EARLY_LEN: usize = 10_000_000;
+const EARLY_MATCH: usize = 1_000;
+
+#[test]
+fn any_find_any_position_any_and_all_stop_the_work() {
+    // The promise is about work, not time: once a match is found, pieces
+    // not yet started do not run, and started ones stop at their next item.
+    // So the predicate sees a small fraction of the input; half is far
+    // above what any schedule gives (a few pieces' worth of items) and far
+    // below the whole.
+    for &workers in &WORKERS {
+        on(workers, || {
+            let ctx = format!("len {EARLY_LEN}, match at {EARLY_MATCH}, workers {workers}");
+            let seen = AtomicUsize::new(0);
+            let saw = |i: usize| {
+                seen.fetch_add(1, Ordering::Relaxed);
+                i == EARLY_MATCH
+            };
+            let reset = |what: &str| {
+                let count = seen.swap(0, Ordering::Relaxed);
+                assert!(
+                    count < EARLY_LEN / 2,
+                    "{what}: the predicate saw {count} items ({ctx})"
+                );
+            };
+
+            assert!((0..EARLY_LEN).into_par_iter().any(saw), "{ctx}");
+            reset("any");
+            assert_eq!(
+                (0..EARLY_LEN).into_par_iter().find_any(|&i| saw(i)),
+                Some(EARLY_MATCH),
+                "{ctx}"
+            );
+            reset("find_any");
+            assert_eq!(
+                (0..EARLY_LEN).into_par_iter().position_any(saw),
+                Some(EARLY_MATCH),
+                "{ctx}"
+            );
+            reset("position_any");
+            assert!(!(0..EARLY_LEN).into_par_iter().all(|i| !saw(i)), "{ctx}");
+            reset("all");
+            assert!(
+                (0..EARLY_LEN)
+                    .into_par_iter()
+                    .map(|i| i * 2)
+                    .any(|i| saw(i / 2)),
+                "{ctx}"
+            );
+            reset("map any");
+        });
+    }
+}
+
+// ------------------------------------------------------------- panics
+
+/// The input of the panic tests, and the item whose closure panics.
+const PANIC_LEN: usize = 1_000_000;
+const PANIC_AT: usize = 10;
+
+#[test]
+fn a_panic_in_for_each_reaches_the_caller_and_stops_the_loop() {
+    quiet_planned_panics();
+    for &workers in &WORKERS {
+        let ctx = format!("len {PANIC_LEN}, panic at {PANIC_AT}, workers {workers}");
+        let ran = AtomicUsize::new(0);
+        let result = panic::catch_unwind(AssertUnwindSafe(|| {
+            on(workers, || {
+                (0..PANIC_LEN).into_par_iter().for_each(|i| {
+                    ran.fetch_add(1, Ordering::Relaxed);
+                    if i == PANIC_AT {
+                        panic::panic_any(Planned(i));
+                    }
+                });
+            });
+        }));
+        assert_eq!(
+            planned(result, "for_each", &ctx),
+            Planned(PANIC_AT),
+            "{ctx}"
+        );
+        // The pieces not yet started when it panicked did not run. How many
+        // did is a matter of timing; that not all did is not.
+        let ran = ran.into_inner();
+        assert!(ran < PANIC_LEN, "every item ran after the panic ({ctx})");
+        assert_pool_works(workers, &ctx);
+    }
+}
+
+#[test]
+fn a_panic_in_map_collect_reaches_the_caller_and_stops_the_loop() {
+    quiet_planned_panics();
+    for &workers in &WORKERS {
+        let ctx = format!("len {PANIC_LEN}, panic at {PANIC_AT}, workers {workers}");
+        for unindexed in [false, true] {
+            let ran = AtomicUsize::new(0);
+            let result = panic::catch_unwind(AssertUnwindSafe(|| {
+                on(workers, || {
+                    let mapped = (0..PANIC_LEN).into_par_iter().map(|i| {
+                        ran.fetch_add(1, Ordering::Relaxed);
+                        if i == PANIC_AT {
+                            panic::panic_any(Planned(i));
+                        }
+                        i.to_string()
+                    });
+                    let out: Vec<String> = if unindexed {
+                        mapped.filter(|_| true).collect()
+                    } else {
+                        mapped.collect()
+                    };
+                    out.len()
+                })
+            }));
+            let ctx = format!("{ctx}, unindexed {unindexed}");
+            assert_eq!(planned(result, "collect", &ctx), Planned(PANIC_AT), "{ctx}");
+            let ran = ran.into_inner();
+            assert!(ran < PANIC_LEN, "every item ran after the panic ({ctx})");
+            assert_pool_works(workers, &ctx);
+        }
+    }
+}
+
+#[test]
+fn a_panic_on_the_last_item_or_every_item_reaches_the_caller() {
+    quiet_planned_panics();
+    check(
+        "a_panic_on_the_last_item_or_every_item_reaches_the_caller",
+        |case| {
+            let ctx = case.to_string();
+            let len = case.len;
+            if len == 0 {
+                return;
+            }
+            let result = panic::catch_unwind(|| {
+                (0..len).into_par_iter().for_each(|i| {
+                    if i == len - 1 {
+                        panic::panic_any(Planned(i));
+                    }
+                });
+            });
+            assert_eq!(planned(result, "last", &ctx), Planned(len - 1), "{ctx}");
+            // Every piece panics: one of the payloads comes back.
+            let result = panic::catch_unwind(|| {
+                (0..len)
+                    .into_par_iter()
+                    .map(|i| -> u32 { panic::panic_any(Planned(i)) })
+                    .sum::<u32>()
+            });
+            let Planned(at) = planned(result, "every", &ctx);
+            assert!(at < len, "every: payload {at} ({ctx})");
+            assert_eq!((0..len).into_par_iter().count(), len, "after ({ctx})");
+        },
+    );
+}
+
+#[test]
+fn a_panic_in_identity_or_reduce_reaches_the_caller() {
+    quiet_planned_panics();
+    check("a_panic_in_identity_or_reduce_reaches_the_caller", |case| {
+        let ctx = case.to_string();
+        let len = case.len;
+        let result = panic::catch_unwind(|| {
+            (0..len)
+                .into_par_iter()
+                .fold(|| -> usize { panic::panic_any(Planned(0)) }, |a, b| a + b)
+                .sum::<usize>()
+        });
+        assert_eq!(planned(result, "fold identity", &ctx), Planned(0), "{ctx}");
+        if len >= 2 {
+            // The op sees every item: one of its calls gets the largest.
+            let result = panic::catch_unwind(|| {
+                (0..len).into_par_iter().reduce(
+                    || 0,
+                    |a, b| {
+                        if a == len - 1 || b == len - 1 {
+                            panic::panic_any(Planned(len - 1));
+                        }
+                        a.max(b)
+                    },
+                )
+            });
+            assert_eq!(
+                planned(result, "reduce op", &ctx),
+                Planned(len - 1),
+                "{ctx}"
+            );
+        }
+        assert_eq!((0..len).into_par_iter().count(), len, "after ({ctx})");
+    });
+}
+
+/// The pool (or the global pool, for `OUTSIDE`) runs loops correctly
+/// after a loop's panic.
+fn assert_pool_works(workers: usize, ctx: &str) {
+    let (sum, collected) = on(workers, || {
+        (
+            (0..100_000u64).into_par_iter().sum::<u64>(),
+            (0..1_000)
+                .into_par_iter()
+                .map(|i| i * 2)
+                .collect::<Vec<_>>(),
+        )
+    });
+    assert_eq!(sum, 4_999_950_000, "sum after the panic ({ctx})");
+    assert_eq!(
+        collected,
+        (0..1_000).map(|i| i * 2).collect::<Vec<_>>(),
+        "collect after the panic ({ctx})"
+    );
+}
