@@ -198,6 +198,21 @@
 //! `Scope::spawn_fifo` is FIFO in any scope. The order within one worker
 //! is weft's ("Task order" above), not rayon's per-scope FIFO queues.
 //!
+//! To start the worker threads itself, a program gives the builder rayon's
+//! [`Builder::spawn_handler`], which gets a [`ThreadBuilder`] per worker
+//! (with its `index`, `name`, `stack_size` and `run`), or builds with
+//! [`Builder::build_scoped`], whose threads are scoped threads that may
+//! borrow from the caller. The handler is `'static` (weft's builder is not
+//! generic over it, as rayon's is): threads that borrow go through
+//! `build_scoped`. rayon's `use_current_thread` (the building thread
+//! becoming worker 0) is not there.
+//!
+//! From tokio, for closures: [`JoinSet`], a group of tasks joined in the
+//! order they finish (with [`JoinError`] and [`AbortHandle`]), and
+//! [`Pool::shutdown_timeout`], which bounds how long queued tasks may keep
+//! starting once the pool shuts down, drops the rest and counts them
+//! ([`ShutdownReport`]).
+//!
 //! For loops, [`prelude`] has rayon's `ParallelIterator`,
 //! `IndexedParallelIterator`, `IntoParallelIterator`, `par_iter`,
 //! `par_iter_mut`, `par_chunks`, `par_chunks_mut`, `par_windows`, the
@@ -256,7 +271,9 @@ mod blocking;
 mod context;
 mod facade;
 mod future;
+#[cfg(not(loom))]
 pub mod iter;
+#[cfg(not(loom))]
 pub mod prelude;
 mod sched;
 #[cfg(not(loom))]
@@ -268,19 +285,21 @@ pub mod trace;
 
 #[cfg(not(loom))]
 pub use crate::api::builder::{
-    BuildError, Builder, DEFAULT_FIBER_STACK, DEFAULT_MAX_BLOCKING, DEFAULT_MAX_SUSPENDED,
-    DEFAULT_SPIN, MIN_STACK_SIZE, WORKERS_ENV,
+    BuildError, Builder, ThreadBuilder, DEFAULT_FIBER_STACK, DEFAULT_MAX_BLOCKING,
+    DEFAULT_MAX_SUSPENDED, DEFAULT_SPIN, MIN_STACK_SIZE, WORKERS_ENV,
 };
 #[cfg(not(loom))]
 pub use crate::api::join::{join, join_context, FnContext};
 #[cfg(not(loom))]
-pub use crate::api::pool::{Handle, Pool, SpawnError};
+pub use crate::api::join_set::{JoinError, JoinSet};
+#[cfg(not(loom))]
+pub use crate::api::pool::{Handle, Pool, ShutdownReport, SpawnError};
 #[cfg(not(loom))]
 pub use crate::api::scope::{
     in_place_scope, in_place_scope_fifo, scope, scope_fifo, Scope, ScopeFifo,
 };
 #[cfg(not(loom))]
-pub use crate::api::task::{Aborted, JoinHandle};
+pub use crate::api::task::{AbortHandle, Aborted, JoinHandle};
 #[cfg(not(loom))]
 pub use crate::blocking::blocking;
 #[cfg(not(loom))]

@@ -1,20 +1,23 @@
-//! Configuring and starting a pool: [`Builder`] and the errors it reports.
+//! Configuring and starting a pool: [`Builder`], the errors it reports, and
+//! [`ThreadBuilder`], a worker thread for a spawn handler to start.
 
 use std::any::Any;
 use std::fmt;
 use std::io;
 use std::panic::{self, AssertUnwindSafe};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::thread::JoinHandle as ThreadHandle;
 use std::time::Duration;
 
-use crate::api::pool::Pool;
+use crate::api::pool::{Pool, ThreadExits};
 use crate::sched::fiber::FiberSettings;
 pub use crate::sched::fiber::{DEFAULT_FIBER_STACK, DEFAULT_MAX_SUSPENDED};
 use crate::sched::registry::{Hooks, PanicHandler, Registry, ThreadHook};
 use crate::sched::sleep::MAX_WORKERS;
 use crate::sched::spares::Spares;
 use crate::sched::threads::ThreadSetup;
-use crate::sched::worker::SeatQueues;
+use crate::sched::worker::{SeatQueues, WorkerThread};
 
 /// The environment variable that sets the default number of workers.
 pub const WORKERS_ENV: &str = "WEFT_WORKERS";
@@ -54,8 +57,10 @@ pub enum BuildError {
         /// [`MIN_STACK_SIZE`].
         min: usize,
     },
-    /// The operating system refused to start worker `index`; the workers
-    /// already started were stopped and joined.
+    /// The operating system refused to start worker `index`, or the
+    /// [spawn handler](Builder::spawn_handler) returned an error for it (or
+    /// dropped its [`ThreadBuilder`] unrun before returning `Ok`); the
+    /// workers already started were stopped and joined.
     ThreadSpawn {
         /// The worker that could not start.
         index: usize,
@@ -116,6 +121,13 @@ impl std::error::Error for BuildError {
 
 type NameFn = Box<dyn Fn(usize) -> String + Send + Sync>;
 
+/// The user's spawn handler; in a `Mutex` only so that `Builder` stays `Sync`.
+type SpawnFn = Mutex<Box<dyn FnMut(ThreadBuilder) -> io::Result<()> + Send>>;
+
+/// How `build` starts one worker thread: the handle of a thread it started
+/// itself, or `None` for one a spawn handler started.
+type StartThread<'a> = dyn FnMut(ThreadBuilder) -> io::Result<Option<ThreadHandle<()>>> + 'a;
+
 /// Spare seats for [`crate::blocking`] when [`Builder::max_blocking`] is not
 /// set: blocking calls beyond this many at once run without a stand-in. Each
 /// seat costs a few kilobytes up front; its thread starts on first use.
@@ -146,6 +158,7 @@ pub struct Builder {
     on_thread_stop: Option<ThreadHook>,
     panic_handler: Option<PanicHandler>,
     pin_workers: bool,
+    spawn_handler: Option<SpawnFn>,
     #[cfg(feature = "trace")]
     trace: Option<usize>,
 }
@@ -161,6 +174,7 @@ impl fmt::Debug for Builder {
             .field("fibers", &self.fibers)
             .field("max_suspended", &self.max_suspended)
             .field("pin_workers", &self.pin_workers)
+            .field("spawn_handler", &self.spawn_handler.is_some())
             .field("trace", &self.trace_setting())
             .finish_non_exhaustive()
     }
@@ -359,8 +373,140 @@ impl Builder {
         None
     }
 
+    /// Has `spawn` start each worker thread instead of `build` (rayon's
+    /// `ThreadPoolBuilder::spawn_handler`). `build` calls it once per worker,
+    /// in index order, with a [`ThreadBuilder`] whose
+    /// [`run`](ThreadBuilder::run) is that worker's whole life: the handler
+    /// starts a thread of its choosing (named and sized as it likes, see
+    /// [`ThreadBuilder::name`] and [`ThreadBuilder::stack_size`]) that calls
+    /// `run`, and returns `Ok(())`. An `Err` (or a panic) fails the build:
+    /// the workers already started are stopped and waited for, and `build`
+    /// returns [`BuildError::ThreadSpawn`] with the error (or goes on
+    /// panicking). A handler that fails should let its `ThreadBuilder` drop
+    /// (as returning does): one it keeps is waited for until it is run or
+    /// dropped.
+    ///
+    /// The contract, which weft cannot check for a thread it did not start:
+    /// after `Ok(())`, `run` must be called, on a thread of its own, not on
+    /// the thread calling `build` (which would run the worker there and never
+    /// return) and not on a thread already running a pool's tasks (`run`
+    /// panics there). A `ThreadBuilder` dropped unrun before the handler
+    /// returns `Ok` fails the build as an `Err` would; one dropped unrun
+    /// later leaves the pool a worker short (the tasks pinned to that worker,
+    /// and every [`Pool::broadcast`], never finish). Dropping the pool waits
+    /// for every `run` to return, as it joins the threads it starts itself.
+    ///
+    /// Only the workers go through the handler: the spare threads of
+    /// [`blocking`](crate::blocking) are started by weft, as `build` starts
+    /// threads (with [`thread_name`](Builder::thread_name) and
+    /// [`stack_size`](Builder::stack_size)), so a task that relies on what
+    /// the handler sets up in its threads (a thread-local, say) must not
+    /// count on it inside `blocking`'s stand-ins. For threads that borrow
+    /// from the caller's stack (`std::thread::scope`), use
+    /// [`build_scoped`](Builder::build_scoped): this handler is `'static`.
+    ///
+    /// ```
+    /// use std::sync::{Arc, Mutex};
+    ///
+    /// let threads = Arc::new(Mutex::new(Vec::new()));
+    /// let started = Arc::clone(&threads);
+    /// let pool = weft::Pool::builder()
+    ///     .workers(2)
+    ///     .thread_name(|i| format!("custom-{i}"))
+    ///     .spawn_handler(move |thread| {
+    ///         let mut builder = std::thread::Builder::new();
+    ///         if let Some(name) = thread.name() {
+    ///             builder = builder.name(name.to_owned());
+    ///         }
+    ///         if let Some(bytes) = thread.stack_size() {
+    ///             builder = builder.stack_size(bytes);
+    ///         }
+    ///         started.lock().unwrap().push(builder.spawn(|| thread.run())?);
+    ///         Ok(())
+    ///     })
+    ///     .build()
+    ///     .unwrap();
+    /// let name = pool.install(|| std::thread::current().name().map(str::to_owned));
+    /// assert!(name.unwrap().starts_with("custom-"));
+    /// drop(pool); // every `run` has returned
+    /// for thread in threads.lock().unwrap().drain(..) {
+    ///     thread.join().unwrap();
+    /// }
+    /// ```
+    pub fn spawn_handler<F>(mut self, spawn: F) -> Self
+    where
+        F: FnMut(ThreadBuilder) -> io::Result<()> + Send + 'static,
+    {
+        self.spawn_handler = Some(Mutex::new(Box::new(spawn)));
+        self
+    }
+
+    /// Builds a pool whose worker threads are scoped threads of
+    /// [`std::thread::scope`], runs `with_pool` with it, then drops the pool
+    /// and returns what `with_pool` returned, once every thread has ended
+    /// (rayon's `ThreadPoolBuilder::build_scoped`). Each worker thread calls
+    /// `wrapper` with its [`ThreadBuilder`]; `wrapper` may borrow from the
+    /// caller (set a scoped thread-local, say) and must call
+    /// [`ThreadBuilder::run`], as a [spawn handler](Builder::spawn_handler)'s
+    /// thread must. The threads are named and sized as `build` names and
+    /// sizes its own; a spawn handler set on this builder is not used.
+    ///
+    /// `with_pool` gets the pool by reference: the pool cannot outlive the
+    /// scope. The spare threads of [`blocking`](crate::blocking) are not
+    /// scoped and do not run `wrapper` (see `spawn_handler`).
+    ///
+    /// ```
+    /// use std::cell::Cell;
+    ///
+    /// thread_local!(static SEEN: Cell<usize> = const { Cell::new(0) });
+    ///
+    /// let table = vec![1, 2, 3]; // borrowed by every worker thread
+    /// let sums = weft::Pool::builder()
+    ///     .workers(2)
+    ///     .build_scoped(
+    ///         |thread| {
+    ///             SEEN.with(|seen| seen.set(table.iter().sum()));
+    ///             thread.run()
+    ///         },
+    ///         |pool| pool.broadcast(|_| SEEN.with(Cell::get)),
+    ///     )
+    ///     .unwrap();
+    /// assert_eq!(sums, [6, 6]);
+    /// drop(table); // no thread borrows it any more
+    /// ```
+    pub fn build_scoped<W, F, R>(mut self, wrapper: W, with_pool: F) -> Result<R, BuildError>
+    where
+        W: Fn(ThreadBuilder) + Sync,
+        F: FnOnce(&Pool) -> R,
+    {
+        self.spawn_handler = None;
+        std::thread::scope(|scope| {
+            let wrapper = &wrapper;
+            let pool = self.build_with(&mut |thread: ThreadBuilder| {
+                thread
+                    .std_builder()
+                    .spawn_scoped(scope, move || wrapper(thread))?;
+                Ok(None)
+            })?;
+            Ok(with_pool(&pool))
+        })
+    }
+
     /// Starts the pool.
-    pub fn build(self) -> Result<Pool, BuildError> {
+    pub fn build(mut self) -> Result<Pool, BuildError> {
+        match self.spawn_handler.take() {
+            Some(handler) => {
+                let mut handler = handler.into_inner().unwrap_or_else(PoisonError::into_inner);
+                self.build_with(&mut |thread| handler(thread).map(|()| None))
+            }
+            None => self.build_with(&mut |thread| {
+                thread.std_builder().spawn(move || thread.run()).map(Some)
+            }),
+        }
+    }
+
+    /// `build`, with `start` starting each worker thread.
+    fn build_with(self, start: &mut StartThread<'_>) -> Result<Pool, BuildError> {
         let workers = match self.workers {
             Some(workers) => workers,
             None => default_workers()?,
@@ -439,50 +585,58 @@ impl Builder {
             Vec::new()
         };
         let mut threads = Vec::with_capacity(workers);
-        // The user's `thread_name` runs in this loop: if it panics, the
-        // workers already started are stopped and joined before the panic
-        // goes on to the caller, as on a spawn failure.
+        let exits = Arc::new(ThreadExits::default());
+        // The user's `thread_name` and spawn handler run in this loop: if
+        // either panics, the workers already started are stopped and waited
+        // for before the panic goes on to the caller, as on a spawn failure.
         let started = panic::catch_unwind(AssertUnwindSafe(|| {
-            for (index, local) in locals.into_iter().enumerate() {
-                let thread = setup.builder(setup.name(index));
+            for (index, queues) in locals.into_iter().enumerate() {
+                let name = setup.name(index);
                 let core = (!cores.is_empty()).then(|| cores[index % cores.len()]);
-                let worker_registry = Arc::clone(&registry);
+                let abandoned = Arc::new(AtomicBool::new(false));
+                // Counted before the thread can start; a `ThreadBuilder`
+                // dropped unrun (a failed spawn drops it too, a panicking
+                // one while unwinding) ends both counts itself.
+                exits.enter();
                 registry.count_start_hook();
-                // `spawn` itself panics on some names (an interior NUL): the
-                // hook's count is ended before that panic goes on.
-                let spawned = panic::catch_unwind(AssertUnwindSafe(|| {
-                    thread.spawn(move || {
-                        if let Some(core) = core {
-                            core_affinity::set_for_current(core);
-                        }
-                        crate::sched::worker::run(worker_registry, index, local);
-                    })
-                }));
-                match spawned {
-                    Ok(Ok(handle)) => {
-                        registry.worker_started();
-                        threads.push(handle);
+                let thread = ThreadBuilder {
+                    index,
+                    name,
+                    stack_size: self.stack_size,
+                    start: Some(WorkerStart {
+                        registry: Arc::clone(&registry),
+                        queues,
+                        core,
+                        exits: Arc::clone(&exits),
+                        abandoned: Arc::clone(&abandoned),
+                    }),
+                };
+                match start(thread) {
+                    // Acquire: pairs with the Release of an unrun drop on
+                    // another thread, which did not run the worker.
+                    Ok(_) if abandoned.load(Ordering::Acquire) => {
+                        return Err(BuildError::ThreadSpawn {
+                            index,
+                            source: io::Error::other(
+                                "the spawn handler returned Ok but dropped the ThreadBuilder without running it",
+                            ),
+                        });
                     }
-                    Ok(Err(source)) => {
-                        registry.start_hook_refused();
-                        return Err(BuildError::ThreadSpawn { index, source });
-                    }
-                    Err(payload) => {
-                        registry.start_hook_refused();
-                        panic::resume_unwind(payload);
-                    }
+                    Ok(handle) => threads.extend(handle),
+                    Err(source) => return Err(BuildError::ThreadSpawn { index, source }),
                 }
             }
             Ok(())
         }));
         let failure = match started {
-            Ok(Ok(())) => return Ok(Pool::from_parts(registry, threads)),
+            Ok(Ok(())) => return Ok(Pool::from_parts(registry, threads, exits)),
             Ok(Err(error)) => Ok(error),
             Err(payload) => Err(payload),
         };
         // Stop the workers already started: the pool never held a task.
         // Spares a start hook's blocking call started are joined too.
         registry.close();
+        exits.wait_all();
         for handle in threads {
             let _ = handle.join();
         }
@@ -498,6 +652,136 @@ impl Builder {
     /// with defaults on first use).
     pub fn build_global(self) -> Result<(), BuildError> {
         crate::api::global::install_builder(self)
+    }
+}
+
+/// One worker thread of a pool being built, for a
+/// [spawn handler](Builder::spawn_handler) (or
+/// [`build_scoped`](Builder::build_scoped)'s wrapper) to start: the thread
+/// calls [`run`](ThreadBuilder::run), which is the worker. rayon's
+/// `ThreadBuilder`.
+///
+/// ```
+/// let pool = weft::Pool::builder()
+///     .workers(1)
+///     .stack_size(1 << 20)
+///     .spawn_handler(|thread| {
+///         assert_eq!(thread.index(), 0);
+///         assert_eq!(thread.name(), Some("weft-worker-0"));
+///         assert_eq!(thread.stack_size(), Some(1 << 20));
+///         std::thread::spawn(|| thread.run());
+///         Ok(())
+///     })
+///     .build()
+///     .unwrap();
+/// assert_eq!(pool.install(|| weft::current_thread_index()), Some(0));
+/// ```
+pub struct ThreadBuilder {
+    index: usize,
+    name: String,
+    stack_size: Option<usize>,
+    /// What `run` needs; taken by `run`, so `None` only after it.
+    start: Option<WorkerStart>,
+}
+
+struct WorkerStart {
+    registry: Arc<Registry>,
+    queues: SeatQueues,
+    core: Option<core_affinity::CoreId>,
+    exits: Arc<ThreadExits>,
+    /// Set if this was dropped unrun, for `build` to tell.
+    abandoned: Arc<AtomicBool>,
+}
+
+impl ThreadBuilder {
+    /// The worker's index in its pool, below the pool's `workers()`: what
+    /// [`current_thread_index`](crate::current_thread_index) returns on it.
+    pub fn index(&self) -> usize {
+        self.index
+    }
+
+    /// The name weft gives this worker's thread: the
+    /// [`thread_name`](Builder::thread_name) closure's, else
+    /// `weft-worker-{index}`. Always `Some` (an `Option` for rayon's
+    /// signature).
+    pub fn name(&self) -> Option<&str> {
+        Some(&self.name)
+    }
+
+    /// The [`stack_size`](Builder::stack_size) set on the builder, if any:
+    /// the size to give the thread (`None`: the standard library's default,
+    /// as `build` gives its own threads). Each task runs on a fiber stack
+    /// of this size (or [`DEFAULT_FIBER_STACK`]) whatever the thread's.
+    pub fn stack_size(&self) -> Option<usize> {
+        self.stack_size
+    }
+
+    /// Runs the worker on the calling thread: takes the pool's tasks until
+    /// the pool is dropped and has shut down (see [`Pool`]), then returns.
+    /// A thread pinned by [`pin_workers`](Builder::pin_workers) is pinned
+    /// here.
+    ///
+    /// # Panics
+    /// On a thread that already runs a pool's tasks (one of its workers, or
+    /// a task of one); the worker is then given up as if dropped unrun.
+    pub fn run(mut self) {
+        assert!(
+            WorkerThread::current().is_none(),
+            "ThreadBuilder::run: this thread already runs a pool's tasks"
+        );
+        let Some(start) = self.start.take() else {
+            unreachable!("a ThreadBuilder runs at most once");
+        };
+        struct Leave(Arc<ThreadExits>);
+        impl Drop for Leave {
+            fn drop(&mut self) {
+                self.0.leave();
+            }
+        }
+        let _leave = Leave(start.exits);
+        // Counted here, not in `build`, so that a worker never run is never
+        // counted: the pool cannot drain before this worker's start hook
+        // has run (its count was taken before the thread could start), so
+        // every start is counted before the pool can stop (registry.rs).
+        start.registry.worker_started();
+        if let Some(core) = start.core {
+            core_affinity::set_for_current(core);
+        }
+        crate::sched::worker::run(start.registry, self.index, start.queues);
+    }
+
+    /// A `std::thread::Builder` with this worker's name and stack size.
+    fn std_builder(&self) -> std::thread::Builder {
+        let builder = std::thread::Builder::new().name(self.name.clone());
+        match self.stack_size {
+            Some(bytes) => builder.stack_size(bytes),
+            None => builder,
+        }
+    }
+}
+
+impl Drop for ThreadBuilder {
+    /// Unrun: the worker never starts. Its start hook's count is ended (the
+    /// pool can then drain without it) and the pool no longer waits for it.
+    fn drop(&mut self) {
+        if let Some(start) = self.start.take() {
+            start.abandoned.store(true, Ordering::Release);
+            start.registry.start_hook_refused();
+            // The books may balance now, with every worker parked: check, as
+            // a refused push does (registry.rs, "Shutdown").
+            start.registry.terminate_if_drained();
+            start.exits.leave();
+        }
+    }
+}
+
+impl fmt::Debug for ThreadBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ThreadBuilder")
+            .field("index", &self.index)
+            .field("name", &self.name)
+            .field("stack_size", &self.stack_size)
+            .finish_non_exhaustive()
     }
 }
 

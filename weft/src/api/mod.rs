@@ -1,9 +1,11 @@
 //! The API a user calls, over the core (`crate::sched`): [`Pool`](crate::Pool),
 //! [`Handle`](crate::Handle) and [`Builder`](crate::Builder) (`pool`,
 //! `builder`), the global pool and the one rule for which pool a free
-//! function acts on (`global`), `join`, `scope`, and fire-and-forget tasks
-//! with their [`JoinHandle`](crate::JoinHandle) (`task`). The free functions
-//! themselves (`weft::spawn`, `spawn_fifo`, `broadcast`, `spawn_broadcast`,
+//! function acts on (`global`), `join`, `scope`, fire-and-forget tasks with
+//! their [`JoinHandle`](crate::JoinHandle) and
+//! [`AbortHandle`](crate::AbortHandle) (`task`), and groups of them joined
+//! as they finish, [`JoinSet`](crate::JoinSet) (`join_set`). The free
+//! functions themselves (`weft::spawn`, `spawn_fifo`, `broadcast`, `spawn_broadcast`,
 //! `yield_now`, `yield_local`, `current_worker_index` and rayon's other
 //! names for the current pool) are at the crate root.
 //!
@@ -14,6 +16,7 @@
 pub(crate) mod builder;
 pub(crate) mod global;
 pub(crate) mod join;
+pub(crate) mod join_set;
 pub(crate) mod pool;
 pub(crate) mod scope;
 pub(crate) mod task;

@@ -2,15 +2,18 @@
 //! give it tasks that survives the pool's shutdown with a clear error.
 
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::thread::JoinHandle as ThreadHandle;
+use std::time::{Duration, Instant};
 
 use crate::api::builder::Builder;
 use crate::api::scope::{Scope, ScopeFifo};
 use crate::api::task::{self, JoinHandle};
+use crate::facade::{lock, wait};
 use crate::sched::job::{ClosureJob, JobRef, StackJob};
 use crate::sched::latch::{CountLatch, Latch, OwnerLatch};
 use crate::sched::registry::Registry;
+use crate::sched::waiter::block_until;
 use crate::sched::worker::WorkerThread;
 
 /// A pool of worker threads that run tasks, stealing from each other when idle
@@ -29,9 +32,13 @@ use crate::sched::worker::WorkerThread;
 /// 3. The futures still waiting for a wake that can no longer come are
 ///    dropped (their handles report `Err`), and the threads exit.
 ///
-/// `drop` returns after all of that, with every thread joined. A pool
-/// dropped from inside one of its own tasks cannot wait for itself: `drop`
-/// returns at once, and the threads go through the same steps, detached.
+/// `drop` returns after all of that, with every thread joined (for a pool
+/// whose threads a [`spawn_handler`](Builder::spawn_handler) started: once
+/// every thread has returned from [`ThreadBuilder::run`](crate::ThreadBuilder::run)).
+/// A pool dropped from inside one of its own tasks cannot wait for itself:
+/// `drop` returns at once, and the threads go through the same steps,
+/// detached. [`Pool::shutdown_timeout`] is the same with a bound on how long
+/// queued tasks may keep starting.
 ///
 /// ```
 /// use std::sync::atomic::{AtomicUsize, Ordering};
@@ -50,7 +57,10 @@ use crate::sched::worker::WorkerThread;
 /// ```
 pub struct Pool {
     registry: Arc<Registry>,
+    /// The threads `build` started itself (none for a spawn handler's).
     threads: Vec<ThreadHandle<()>>,
+    /// Every worker thread, however started, until it leaves its loop.
+    exits: Arc<ThreadExits>,
 }
 
 impl fmt::Debug for Pool {
@@ -67,8 +77,16 @@ impl Pool {
         Builder::new()
     }
 
-    pub(crate) fn from_parts(registry: Arc<Registry>, threads: Vec<ThreadHandle<()>>) -> Pool {
-        Pool { registry, threads }
+    pub(crate) fn from_parts(
+        registry: Arc<Registry>,
+        threads: Vec<ThreadHandle<()>>,
+        exits: Arc<ThreadExits>,
+    ) -> Pool {
+        Pool {
+            registry,
+            threads,
+            exits,
+        }
     }
 
     pub(crate) fn registry(&self) -> &Arc<Registry> {
@@ -98,7 +116,7 @@ impl Pool {
     where
         F: FnOnce() + Send + 'static,
     {
-        if task::spawn_in(&self.registry, task).is_err() {
+        if task::spawn_droppable_in(&self.registry, task).is_err() {
             unreachable!("a live Pool is never closed");
         }
     }
@@ -148,7 +166,7 @@ impl Pool {
     where
         F: FnOnce() + Send + 'static,
     {
-        if task::spawn_fifo_in(&self.registry, task).is_err() {
+        if task::spawn_droppable_fifo_in(&self.registry, task).is_err() {
             unreachable!("a live Pool is never closed");
         }
     }
@@ -166,7 +184,10 @@ impl Pool {
         T: Send + 'static,
     {
         let (handle, job) = task::with_handle(task);
-        self.spawn(job);
+        // Not `spawn`: the job is droppable itself, and reports it.
+        if task::spawn_in(&self.registry, job).is_err() {
+            unreachable!("a live Pool is never closed");
+        }
         handle
     }
 
@@ -339,17 +360,210 @@ impl Pool {
             registry: Arc::clone(&self.registry),
         }
     }
+
+    /// Shuts the pool down as dropping it does (see [`Pool`]), letting the
+    /// queued tasks start for at most `timeout`; then drops the ones that
+    /// have not started, and reports how many. The shape of tokio's
+    /// `Runtime::shutdown_timeout`, with weft's rule for what is dropped:
+    ///
+    /// 1. Intake from outside stops at once, as in `drop`.
+    /// 2. For up to `timeout`, the pool goes on as in `drop`: queued tasks
+    ///    run, and so does what they spawn. If the pool finishes shutting
+    ///    down within that time (every step of `drop`, the stop hooks
+    ///    included), this returns then, with nothing dropped.
+    /// 3. Otherwise, from the end of `timeout` on, each task queued through
+    ///    this pool's own API that has not started is dropped, not run, when
+    ///    a worker takes it: the closures of [`Pool::spawn`],
+    ///    [`spawn_named`](Pool::spawn_named), [`spawn_fifo`](Pool::spawn_fifo),
+    ///    [`spawn_on`](Pool::spawn_on) and
+    ///    [`spawn_with_handle`](Pool::spawn_with_handle) (whose handle then
+    ///    reports `Err` with an [`Aborted`](crate::Aborted) payload), the
+    ///    same spawns through a [`Handle`], each worker's call of a
+    ///    [`spawn_broadcast`](Pool::spawn_broadcast) (the pool's, a
+    ///    handle's, or [`weft::spawn_broadcast`](crate::spawn_broadcast)'s
+    ///    on this pool), and the tasks of a [`JoinSet`](crate::JoinSet) in
+    ///    this pool (its `spawn_on` this pool, or its `spawn` from one of
+    ///    the pool's tasks; reported as aborted).
+    ///    [`ShutdownReport::dropped`] counts them. A task that has started
+    ///    runs to its end: a closure cannot be interrupted.
+    /// 4. It then waits as `drop` does, for the running tasks, the stop hooks
+    ///    and the threads; so a task that never returns keeps it waiting past
+    ///    `timeout`.
+    ///
+    /// What is not dropped still runs in step 3: the tasks that running
+    /// tasks queue through the free functions (`weft::spawn`, `spawn_fifo`,
+    /// `join`, scopes, `broadcast`), whose callers may be waiting for them,
+    /// tasks a [`Ticket`](crate::Ticket) schedules, and futures
+    /// ([`Pool::spawn_future`]), which are polled until they finish or are
+    /// left waiting for a wake at the end, when `drop`'s step 3 drops them.
+    /// A task whose worker had not yet seen the end of `timeout` as it
+    /// started runs too.
+    ///
+    /// Called from inside one of the pool's own tasks (or from inside
+    /// [`blocking`](crate::blocking) there), where the pool cannot finish
+    /// while the caller runs, it waits out `timeout` as any weft wait does
+    /// (a task suspends and its worker runs others), starts dropping, and
+    /// returns without joining, as `drop` does there: the report then has
+    /// [`joined`](ShutdownReport::joined) false and counts only the tasks
+    /// dropped so far. A `timeout` too large for an [`Instant`] is no
+    /// timeout: outside, the call is `drop`; inside, it returns at once,
+    /// dropping nothing.
+    ///
+    /// ```
+    /// use std::sync::mpsc;
+    /// use std::time::Duration;
+    ///
+    /// let pool = weft::Pool::builder().workers(1).build().unwrap();
+    /// let (started, running) = mpsc::channel();
+    /// let (release, held) = mpsc::channel::<()>();
+    /// pool.spawn(move || {
+    ///     started.send(()).unwrap();
+    ///     held.recv().unwrap(); // the only worker is busy until released
+    /// });
+    /// running.recv().unwrap();
+    /// let queued: Vec<_> = (0..10).map(|i| pool.spawn_with_handle(move || i)).collect();
+    /// std::thread::spawn(move || {
+    ///     std::thread::sleep(Duration::from_millis(20));
+    ///     release.send(()).unwrap();
+    /// });
+    /// // No time at all: the running task finishes, the queued ones are dropped.
+    /// let report = pool.shutdown_timeout(Duration::ZERO);
+    /// assert!(report.timed_out() && report.joined());
+    /// assert_eq!(report.dropped(), 10);
+    /// for handle in queued {
+    ///     assert!(handle.join().unwrap_err().is::<weft::Aborted>());
+    /// }
+    ///
+    /// // Time enough: everything runs, nothing is dropped.
+    /// let pool = weft::Pool::builder().workers(2).build().unwrap();
+    /// let done: Vec<_> = (0..10).map(|i| pool.spawn_with_handle(move || i)).collect();
+    /// let report = pool.shutdown_timeout(Duration::from_secs(60));
+    /// assert_eq!((report.timed_out(), report.dropped()), (false, 0));
+    /// assert_eq!(done.into_iter().map(|h| h.join().unwrap()).sum::<i32>(), 45);
+    /// ```
+    pub fn shutdown_timeout(self, timeout: Duration) -> ShutdownReport {
+        let registry = Arc::clone(&self.registry);
+        registry.close();
+        let deadline = Instant::now().checked_add(timeout);
+        let inside = self.called_from_inside();
+        let finished = match (inside, deadline) {
+            // Nothing to wait for: the caller holds the pool open.
+            (true, None) => true,
+            (true, Some(deadline)) => {
+                block_until(&|| false, Some(deadline));
+                false
+            }
+            (false, deadline) => self.exits.wait(deadline),
+        };
+        if !finished {
+            task::discard_unstarted(&registry);
+        }
+        drop(self);
+        ShutdownReport {
+            dropped: usize::try_from(registry.discarded()).unwrap_or(usize::MAX),
+            timed_out: !finished,
+            joined: !inside,
+        }
+    }
+
+    /// Whether the caller runs inside this pool, which then cannot wait for
+    /// itself: one of its tasks, or a task inside `weft::blocking`, whose
+    /// thread is then not counted as a worker.
+    fn called_from_inside(&self) -> bool {
+        crate::context::worker_of(&self.registry).is_some()
+            || crate::context::is_blocked_in(&self.registry)
+    }
+}
+
+/// What [`Pool::shutdown_timeout`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ShutdownReport {
+    dropped: usize,
+    timed_out: bool,
+    joined: bool,
+}
+
+impl ShutdownReport {
+    /// How many tasks were dropped without starting (step 3 of
+    /// [`Pool::shutdown_timeout`]). Final when [`joined`](Self::joined).
+    pub fn dropped(&self) -> usize {
+        self.dropped
+    }
+
+    /// Whether the timeout ran out before the pool had finished shutting
+    /// down (so unstarted tasks were being dropped). Always true for a call
+    /// from inside the pool with a timeout.
+    pub fn timed_out(&self) -> bool {
+        self.timed_out
+    }
+
+    /// Whether the pool's threads were joined before the call returned:
+    /// false only for a call from inside the pool.
+    pub fn joined(&self) -> bool {
+        self.joined
+    }
+}
+
+/// The worker threads of one pool still in their loop: `drop` and
+/// `shutdown_timeout` wait on it, as they cannot join threads a spawn
+/// handler started. Counted up before a thread starts, down as it leaves
+/// [`crate::ThreadBuilder::run`] (or as an unrun `ThreadBuilder` drops).
+#[derive(Default)]
+pub(crate) struct ThreadExits {
+    running: Mutex<usize>,
+    all_out: Condvar,
+}
+
+impl ThreadExits {
+    /// One more thread is about to start.
+    pub(crate) fn enter(&self) {
+        *lock(&self.running) += 1;
+    }
+
+    /// A thread left its loop (or will never start it).
+    pub(crate) fn leave(&self) {
+        let mut running = lock(&self.running);
+        *running -= 1;
+        if *running == 0 {
+            self.all_out.notify_all();
+        }
+    }
+
+    /// Waits until every thread has left.
+    pub(crate) fn wait_all(&self) {
+        self.wait(None);
+    }
+
+    /// Waits until every thread has left, or `deadline`; returns whether
+    /// they all have.
+    fn wait(&self, deadline: Option<Instant>) -> bool {
+        let mut running = lock(&self.running);
+        while *running > 0 {
+            running = match deadline {
+                None => wait(&self.all_out, running),
+                Some(deadline) => {
+                    let now = Instant::now();
+                    if now >= deadline {
+                        return false;
+                    }
+                    self.all_out
+                        .wait_timeout(running, deadline - now)
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .0
+                }
+            };
+        }
+        true
+    }
 }
 
 impl Drop for Pool {
     fn drop(&mut self) {
         self.registry.close();
         // A pool dropped by one of its own tasks cannot wait for itself: its
-        // workers still drain and exit, detached. That includes a task inside
-        // `weft::blocking`, whose thread is then not counted as a worker.
-        let inside = crate::context::worker_of(&self.registry).is_some()
-            || crate::context::is_blocked_in(&self.registry);
-        if !inside {
+        // workers still drain and exit, detached.
+        if !self.called_from_inside() {
+            self.exits.wait_all();
             for thread in self.threads.drain(..) {
                 let _ = thread.join();
             }
@@ -397,7 +611,7 @@ impl Handle {
     where
         F: FnOnce() + Send + 'static,
     {
-        task::spawn_in(&self.registry, task).map_err(SpawnError::closed)
+        task::spawn_droppable_in(&self.registry, task).map_err(SpawnError::closed)
     }
 
     /// As [`Pool::spawn_fifo`], or gives `task` back if the pool was dropped.
@@ -415,7 +629,7 @@ impl Handle {
     where
         F: FnOnce() + Send + 'static,
     {
-        task::spawn_fifo_in(&self.registry, task).map_err(SpawnError::closed)
+        task::spawn_droppable_fifo_in(&self.registry, task).map_err(SpawnError::closed)
     }
 
     /// As [`Pool::spawn_broadcast`], or gives `op` back if the pool was
@@ -608,8 +822,10 @@ where
     let op = Arc::new(op);
     for index in 0..registry.num_workers() {
         let op = Arc::clone(&op);
+        // Each worker's call is a task that `Pool::shutdown_timeout` may drop.
+        let call = task::droppable(move || op(index));
         // SAFETY: the closure owns what it uses (`OP: 'static`).
-        let job = unsafe { ClosureJob::new_ref(move || op(index)) };
+        let job = unsafe { ClosureJob::new_ref(call) };
         inject_broadcast_job(registry, index, job);
     }
 }

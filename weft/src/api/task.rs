@@ -1,5 +1,6 @@
 //! Fire-and-forget tasks and [`JoinHandle`], the way to get a spawned task's
-//! result back.
+//! result back, with its [`AbortHandle`]; the tasks that
+//! `Pool::shutdown_timeout` may drop unstarted ([`droppable`]).
 
 use std::fmt;
 use std::future::Future;
@@ -20,12 +21,13 @@ use crate::sched::worker::WorkerThread;
 
 /// Queues `task` on `registry`: on the calling worker's own queue if it belongs
 /// to that pool, else on the global queue. Gives the task back if the pool is
-/// closed.
+/// closed. The task always runs, even under `Pool::shutdown_timeout` (the
+/// pool's own API spawns with [`spawn_droppable_in`]).
 pub(crate) fn spawn_in<F>(registry: &Arc<Registry>, task: F) -> Result<(), F>
 where
     F: FnOnce() + Send + 'static,
 {
-    spawn_with(registry, task, WorkerThread::push)
+    spawn_with::<F, false>(registry, task, WorkerThread::push)
 }
 
 /// As [`spawn_in`], onto the calling worker's first-in first-out queue.
@@ -33,10 +35,28 @@ pub(crate) fn spawn_fifo_in<F>(registry: &Arc<Registry>, task: F) -> Result<(), 
 where
     F: FnOnce() + Send + 'static,
 {
-    spawn_with(registry, task, WorkerThread::push_yielded)
+    spawn_with::<F, false>(registry, task, WorkerThread::push_yielded)
 }
 
-fn spawn_with<F>(
+/// As [`spawn_in`], for a task that `Pool::shutdown_timeout` drops if it has
+/// not started by the end of its time ([`droppable`]): the pool's and its
+/// handle's `spawn`.
+pub(crate) fn spawn_droppable_in<F>(registry: &Arc<Registry>, task: F) -> Result<(), F>
+where
+    F: FnOnce() + Send + 'static,
+{
+    spawn_with::<F, true>(registry, task, WorkerThread::push)
+}
+
+/// As [`spawn_fifo_in`], for a task as in [`spawn_droppable_in`].
+pub(crate) fn spawn_droppable_fifo_in<F>(registry: &Arc<Registry>, task: F) -> Result<(), F>
+where
+    F: FnOnce() + Send + 'static,
+{
+    spawn_with::<F, true>(registry, task, WorkerThread::push_yielded)
+}
+
+fn spawn_with<F, const DROPPABLE: bool>(
     registry: &Arc<Registry>,
     task: F,
     push: impl FnOnce(&WorkerThread, JobRef),
@@ -48,27 +68,115 @@ where
         if registry.is_closed() {
             return Err(task);
         }
-        // SAFETY: `F: 'static`, so the job borrows nothing.
-        push(worker, unsafe { ClosureJob::new_ref(task) });
+        push(worker, closure_job::<F, DROPPABLE>(task));
         return Ok(());
     }
-    // SAFETY: as above.
-    registry.inject(task, |task| unsafe { ClosureJob::new_ref(task) })
+    registry.inject(task, closure_job::<F, DROPPABLE>)
 }
 
-/// Queues `task` for worker `index` alone.
+/// Queues `task` for worker `index` alone (a task as in
+/// [`spawn_droppable_in`]: only the pool's API pins tasks).
 pub(crate) fn spawn_pinned<F>(registry: &Arc<Registry>, index: usize, task: F) -> Result<(), F>
 where
     F: FnOnce() + Send + 'static,
 {
-    // SAFETY: `F: 'static`, so the job borrows nothing.
-    registry.inject_pinned(index, task, |task| unsafe { ClosureJob::new_ref(task) })
+    registry.inject_pinned(index, task, closure_job::<F, true>)
+}
+
+/// `task` as a job, [`droppable`] or not.
+fn closure_job<F, const DROPPABLE: bool>(task: F) -> JobRef
+where
+    F: FnOnce() + Send + 'static,
+{
+    if DROPPABLE {
+        // SAFETY: `F: 'static`, so the job borrows nothing.
+        unsafe { ClosureJob::new_ref(droppable(task)) }
+    } else {
+        // SAFETY: as above.
+        unsafe { ClosureJob::new_ref(task) }
+    }
+}
+
+/// Whether any pool was ever told to drop its unstarted tasks: until then
+/// (nearly always) the check of [`discard_here`] is this one load.
+static ANY_POOL_DISCARDS: AtomicBool = AtomicBool::new(false);
+
+/// Makes the tasks of `registry` that are [`droppable`] drop their closure
+/// from now on instead of running it (`Pool::shutdown_timeout`).
+pub(crate) fn discard_unstarted(registry: &Registry) {
+    // Relaxed, as the registry's flag (registry.rs): a task that misses
+    // either store runs, as one that started a moment earlier would.
+    ANY_POOL_DISCARDS.store(true, Ordering::Relaxed);
+    registry.discard_unstarted();
+}
+
+/// Whether the job about to start belongs to a pool that drops its
+/// unstarted tasks now; if so it is counted as dropped. Jobs run on their
+/// pool's threads only, so the calling thread's worker tells the pool.
+#[inline]
+fn discard_here() -> bool {
+    // Relaxed: see `discard_unstarted`.
+    ANY_POOL_DISCARDS.load(Ordering::Relaxed) && discard_here_slow()
+}
+
+#[cold]
+#[inline(never)]
+fn discard_here_slow() -> bool {
+    match WorkerThread::current() {
+        Some(worker) if worker.registry_arc().discards_unstarted() => {
+            worker.registry_arc().count_discarded();
+            true
+        }
+        _ => false,
+    }
+}
+
+/// Wraps `task` so that it is dropped instead of run if, when a worker takes
+/// it, its pool has been told to drop unstarted tasks
+/// (`Pool::shutdown_timeout`). A panic in the drop is the task's panic. The
+/// wrapper captures only `task`, so a closure of one word still needs no
+/// allocation.
+pub(crate) fn droppable<F>(task: F) -> impl FnOnce() + Send + 'static
+where
+    F: FnOnce() + Send + 'static,
+{
+    move || {
+        if discard_here() {
+            drop(task);
+        } else {
+            task();
+        }
+    }
+}
+
+/// Runs `task` as [`crate::spawn`] would from here (on the calling worker's
+/// queue even if its pool is closed, since this task keeps it open; else on
+/// the free functions' pool); the handle gives its result. The task is
+/// [`droppable`] as `Pool::spawn_with_handle`'s are, reporting [`Aborted`].
+pub(crate) fn spawn_here_with_handle<F, T>(task: F) -> JoinHandle<T>
+where
+    F: FnOnce() -> T + Send + 'static,
+    T: Send + 'static,
+{
+    let (handle, job) = with_handle(task);
+    match WorkerThread::current() {
+        // SAFETY: the job owns what it uses (`F: 'static`).
+        Some(worker) => worker.push(unsafe { ClosureJob::new_ref(job) }),
+        None => {
+            if spawn_in(&crate::api::global::free_function_pool(), job).is_err() {
+                unreachable!("the pool of a free function accepts spawns");
+            }
+        }
+    }
+    handle
 }
 
 /// Wraps `task` so that its result lands in a [`JoinHandle`]. The job
 /// decides, against [`JoinHandle::abort`], whether `task` runs at all; an
 /// aborted job still runs as a job (it drops `task` instead of calling it),
-/// so the pool's books count it like any other.
+/// so the pool's books count it like any other. The job is [`droppable`]
+/// itself (spawn it with [`spawn_in`], never wrapped again, or the handle
+/// would never finish): one dropped so reports [`Aborted`].
 pub(crate) fn with_handle<F, T>(task: F) -> (JoinHandle<T>, impl FnOnce() + Send + 'static)
 where
     F: FnOnce() -> T + Send + 'static,
@@ -76,7 +184,10 @@ where
 {
     let (handle, packet) = packet();
     let job = move || {
-        if packet.start() {
+        // An aborted task is not counted as dropped by the shutdown.
+        if !packet.abort_requested() && discard_here() {
+            packet.abandon(task, aborted);
+        } else if packet.start() {
             let result = panic::catch_unwind(AssertUnwindSafe(task));
             packet.complete(result);
         } else {
@@ -96,6 +207,7 @@ pub(crate) fn packet<T>() -> (JoinHandle<T>, Arc<Packet<T>>) {
             waiter: None,
             waker: None,
             stopper: None,
+            completion: None,
         }),
     });
     let handle = JoinHandle {
@@ -115,6 +227,15 @@ const UNCLAIMED: u8 = 0;
 const STARTED: u8 = 1;
 /// An abort came first: the closure never runs, a future is not polled again.
 const ABORTED: u8 = 2;
+
+/// Told when a task's result is in, with the number it was registered with
+/// ([`JoinHandle::on_completion`]): a [`JoinSet`](crate::JoinSet)'s queue of
+/// finished tasks.
+pub(crate) trait Completion: Send + Sync {
+    /// The task registered as `id` has finished; its handle has the result.
+    /// Called with the task's packet locked: must not reach that packet.
+    fn completed(&self, id: u64);
+}
 
 /// A task that an abort can stop between its steps (a future's task, which
 /// lives in an extension: the API reaches it only through this).
@@ -143,6 +264,8 @@ struct PacketInner<T> {
     /// The future's task, weakly: the task holds the packet, and a strong
     /// reference back would keep a future nobody can wake alive for ever.
     stopper: Option<Weak<dyn Stop>>,
+    /// Told after the result is stored ([`JoinHandle::on_completion`]).
+    completion: Option<(Arc<dyn Completion>, u64)>,
 }
 
 impl<T> Packet<T> {
@@ -151,6 +274,12 @@ impl<T> Packet<T> {
         let (waiter, waker) = {
             let mut inner = lock(&self.inner);
             inner.result = Some(result);
+            // Told before `done` is set, so that whoever sees the task done
+            // (`is_finished`) finds it in its set's queue too. Under the lock:
+            // a set's queue takes its own lock, never this one (join_set.rs).
+            if let Some((completion, id)) = inner.completion.take() {
+                completion.completed(id);
+            }
             // Release: pairs with `is_done`'s Acquire, which reads without the
             // lock; the result itself is read under it.
             self.done.store(true, Ordering::Release);
@@ -161,6 +290,29 @@ impl<T> Packet<T> {
         }
         if let Some(waker) = waker {
             waker.wake();
+        }
+    }
+
+    /// The body of [`JoinHandle::abort`] and [`AbortHandle::abort`].
+    fn abort(&self) {
+        if self.is_done() {
+            return;
+        }
+        // Relaxed: decides the race with a closure's start, which is all a
+        // closure needs; a future's poll sees the abort through the wake
+        // `stop` makes after it.
+        if self
+            .claim
+            .compare_exchange(UNCLAIMED, ABORTED, Ordering::Relaxed, Ordering::Relaxed)
+            .is_err()
+        {
+            return;
+        }
+        // Upgraded outside the lock: `stop` may drop the future, which runs
+        // user code and completes this very packet.
+        let stopper = lock(&self.inner).stopper.as_ref().and_then(Weak::upgrade);
+        if let Some(task) = stopper {
+            task.stop();
         }
     }
 
@@ -304,29 +456,28 @@ impl<T> JoinHandle<T> {
     /// assert!(waiting.join().unwrap_err().is::<weft::Aborted>());
     /// ```
     pub fn abort(&self) {
-        if self.packet.is_done() {
-            return;
-        }
-        // Relaxed: decides the race with a closure's start, which is all a
-        // closure needs; a future's poll sees the abort through the wake
-        // `stop` makes after it.
-        if self
-            .packet
-            .claim
-            .compare_exchange(UNCLAIMED, ABORTED, Ordering::Relaxed, Ordering::Relaxed)
-            .is_err()
+        self.packet.abort();
+    }
+
+    /// Has `completion` told, with `id`, once the task's result is in (before
+    /// [`is_finished`](JoinHandle::is_finished) says so): at once, on this
+    /// thread, if it is in already. One registration at a time; a later one
+    /// replaces it.
+    pub(crate) fn on_completion(&self, completion: Arc<dyn Completion>, id: u64) {
         {
-            return;
+            let mut inner = lock(&self.packet.inner);
+            if inner.result.is_none() && !self.packet.is_done() {
+                inner.completion = Some((completion, id));
+                return;
+            }
         }
-        // Upgraded outside the lock: `stop` may drop the future, which runs
-        // user code and completes this very packet.
-        let stopper = lock(&self.packet.inner)
-            .stopper
-            .as_ref()
-            .and_then(Weak::upgrade);
-        if let Some(task) = stopper {
-            task.stop();
-        }
+        completion.completed(id);
+    }
+
+    /// Withdraws the registration of [`JoinHandle::on_completion`], if it has
+    /// not been told yet.
+    pub(crate) fn forget_completion(&self) {
+        lock(&self.packet.inner).completion = None;
     }
 
     /// Waits for the task and returns its result, or the payload of its panic.
@@ -376,6 +527,92 @@ impl<T> JoinHandle<T> {
             .result
             .take()
             .expect("a finished task leaves its result")
+    }
+}
+
+impl<T: Send + 'static> JoinHandle<T> {
+    /// A handle that can abort this task but not join it, and that can be
+    /// cloned and sent anywhere: tokio's `JoinHandle::abort_handle`.
+    ///
+    /// ```
+    /// let pool = weft::Pool::builder().workers(1).build().unwrap();
+    /// let (release, held) = std::sync::mpsc::channel::<()>();
+    /// pool.spawn(move || held.recv().unwrap()); // keeps the only worker busy
+    /// let queued = pool.spawn_with_handle(|| "never runs");
+    /// let aborter = queued.abort_handle();
+    /// std::thread::spawn(move || aborter.abort()).join().unwrap();
+    /// release.send(()).unwrap();
+    /// assert!(queued.join().unwrap_err().is::<weft::Aborted>());
+    /// ```
+    pub fn abort_handle(&self) -> AbortHandle {
+        AbortHandle {
+            task: Arc::clone(&self.packet) as Arc<dyn AbortTask>,
+        }
+    }
+}
+
+/// What an [`AbortHandle`] reaches of its task, whatever the result type.
+trait AbortTask: Send + Sync {
+    fn abort(&self);
+    fn is_finished(&self) -> bool;
+}
+
+impl<T: Send> AbortTask for Packet<T> {
+    fn abort(&self) {
+        Packet::abort(self);
+    }
+
+    fn is_finished(&self) -> bool {
+        self.is_done()
+    }
+}
+
+/// Aborts a task without owning its result: from
+/// [`JoinHandle::abort_handle`], or from [`JoinSet::spawn`](crate::JoinSet::spawn)
+/// and its other spawns (tokio's `AbortHandle`). Cloneable, `Send` and
+/// `Sync`; dropping it does nothing to the task.
+///
+/// ```
+/// let pool = weft::Pool::builder().workers(1).build().unwrap();
+/// let mut set = weft::JoinSet::new();
+/// let (release, held) = std::sync::mpsc::channel::<()>();
+/// set.spawn_on(&pool, move || held.recv().unwrap()); // keeps the worker busy
+/// let second = set.spawn_on(&pool, || ());
+/// second.abort();
+/// release.send(()).unwrap();
+/// let aborted = std::iter::from_fn(|| set.join_next())
+///     .filter(|result| matches!(result, Err(error) if error.is_aborted()))
+///     .count();
+/// assert_eq!(aborted, 1);
+/// assert!(second.is_finished());
+/// ```
+#[derive(Clone)]
+pub struct AbortHandle {
+    task: Arc<dyn AbortTask>,
+}
+
+impl AbortHandle {
+    /// As [`JoinHandle::abort`], which see: a closure that has not started
+    /// never runs (one that has runs to its end), a future is dropped
+    /// instead of being polled again, and the task's handle (or its
+    /// [`JoinSet`](crate::JoinSet)) reports it with an [`Aborted`] payload.
+    pub fn abort(&self) {
+        self.task.abort();
+    }
+
+    /// Whether the task has finished: run, panicked, or been aborted and
+    /// dropped (an abort of a queued closure finishes the task only once a
+    /// worker takes it off the queue).
+    pub fn is_finished(&self) -> bool {
+        self.task.is_finished()
+    }
+}
+
+impl fmt::Debug for AbortHandle {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AbortHandle")
+            .field("finished", &self.is_finished())
+            .finish()
     }
 }
 

@@ -30,6 +30,13 @@
 //!    (it then joins every thread) or inside one of its own tasks (the
 //!    threads then finish detached).
 //!
+//! **Dropping unstarted tasks.** `Pool::shutdown_timeout`, once its time is
+//! up, sets [`Registry::discard_unstarted`]: from then on the closure tasks
+//! queued through the API's spawns (api/task.rs) drop their closure instead
+//! of calling it when a worker takes them. They still leave the queues the
+//! way every job does, run as jobs and are counted as executed, so the drain
+//! books and the phases above are the same as for any shutdown.
+//!
 //! `on_thread_start` hooks count as queued work from before the thread is
 //! started until the hook returns, so a pool dropped right after `build` still
 //! runs what the hooks spawn.
@@ -274,10 +281,15 @@ pub(crate) struct Registry {
     /// pool, set as the pool enters stopping.
     stop_hooks_expected: AtomicUsize,
     stop_hooks_done: AtomicUsize,
-    /// Worker threads started by `build`, and those that left: the last one
+    /// Worker threads that started their loop, and those that left: the last one
     /// out sweeps the parked futures.
     workers_started: AtomicUsize,
     workers_exited: AtomicUsize,
+    /// Set by [`Registry::discard_unstarted`]; read by the API's closure
+    /// tasks as they start (module docs, "Dropping unstarted tasks").
+    discarding: AtomicBool,
+    /// How many of those tasks dropped their closure instead of running it.
+    discarded: AtomicU64,
     pub(crate) hooks: Hooks,
     /// This pool's futures that went pending, for the sweep when it is dropped.
     pub(crate) parked: ParkedTasks,
@@ -320,6 +332,8 @@ impl Registry {
             stop_hooks_done: AtomicUsize::new(0),
             workers_started: AtomicUsize::new(0),
             workers_exited: AtomicUsize::new(0),
+            discarding: AtomicBool::new(false),
+            discarded: AtomicU64::new(0),
             hooks,
             parked: ParkedTasks::default(),
         }
@@ -438,19 +452,23 @@ impl Registry {
     /// could not be started. No drain check follows, nor is one needed: a
     /// spare starts inside a running blocking call, which keeps the books
     /// open, and `build` closes the pool after this, which wakes every worker
-    /// to check.
+    /// to check. (A spawn handler's worker given up after `build` returned,
+    /// its `ThreadBuilder` dropped unrun, makes the check itself.)
     pub(crate) fn start_hook_refused(&self) {
         self.external_refused.fetch_add(1, Ordering::SeqCst);
     }
 
-    /// Records that `build` started one more worker thread.
+    /// Records that one more worker thread started its loop (counted by the
+    /// thread itself, before its start hook, whose count was taken before
+    /// the thread could start: so every start is counted before the pool
+    /// can drain).
     pub(crate) fn worker_started(&self) {
         self.workers_started.fetch_add(1, Ordering::SeqCst);
     }
 
     /// Records that a worker thread left its loop; true for the last one.
     pub(crate) fn worker_exited(&self) -> bool {
-        // SeqCst: every start was counted before the pool could close, hence
+        // SeqCst: every start was counted before the pool could drain, hence
         // before any exit.
         self.workers_exited.fetch_add(1, Ordering::SeqCst) + 1
             == self.workers_started.load(Ordering::SeqCst)
@@ -464,6 +482,32 @@ impl Registry {
     pub(crate) fn close(&self) {
         self.closed.store(true, Ordering::SeqCst);
         self.sleep.wake_all();
+    }
+
+    /// From now on, the API's closure tasks that have not started drop their
+    /// closure instead of running it (module docs, "Dropping unstarted
+    /// tasks"). Relaxed, with the loads: nothing is published through the
+    /// flag, and a task that starts before its worker sees it simply runs.
+    pub(crate) fn discard_unstarted(&self) {
+        self.discarding.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether [`Registry::discard_unstarted`] was called.
+    #[inline]
+    pub(crate) fn discards_unstarted(&self) -> bool {
+        self.discarding.load(Ordering::Relaxed)
+    }
+
+    /// Counts a task that dropped its closure because of
+    /// [`Registry::discard_unstarted`]. Relaxed: the count is read after the
+    /// pool's threads are joined, which orders every increment before it.
+    pub(crate) fn count_discarded(&self) {
+        self.discarded.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// The count of [`Registry::count_discarded`].
+    pub(crate) fn discarded(&self) -> u64 {
+        self.discarded.load(Ordering::Relaxed)
     }
 
     pub(crate) fn is_terminating(&self) -> bool {
