@@ -69,6 +69,13 @@ pub(crate) fn in_worker<R: Send>(op: impl FnOnce() -> R + Send) -> R {
     }
 }
 
+/// After a parallel loop that this thread, outside any pool, shared with
+/// the free-function pool: its searchers keep searching for `window`, so
+/// that the next loop finds one awake (`Registry::linger`).
+pub(crate) fn linger_after_loop(window: std::time::Duration) {
+    free_function_pool().linger(window);
+}
+
 /// Whether the calling thread is a worker (of any pool).
 pub(crate) fn on_worker() -> bool {
     WorkerThread::current().is_some()

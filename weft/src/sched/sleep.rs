@@ -136,7 +136,11 @@
 //!    own call to `weft::yield_now`, one sweep by a working worker for one task
 //!    (worker.rs, `yield_once`), which the cases of invariant 1 allow: a worker
 //!    that takes a task without being counted as a searcher only leaves a
-//!    claimed searcher less to find.
+//!    claimed searcher less to find. The spin time itself is the pool's
+//!    (`Builder::spin`), lengthened for 50 us after a parallel loop called
+//!    from outside the pool ended (`Registry::linger`: the next such loop
+//!    then finds a searcher awake instead of waiting for a wake-up); the
+//!    bound on searchers is the same, and so is the argument.
 //!
 //! 4. **Idle is parked.** A sleeper blocks on its slot's condition variable with no
 //!    timeout; only a delivered [`Wake`] ends it. Nothing in the protocol ticks.

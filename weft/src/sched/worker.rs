@@ -765,7 +765,7 @@ impl WorkerThread {
         deadline: Option<Instant>,
         woken: bool,
     ) -> Search {
-        let spin = self.registry.hooks.spin;
+        let spin = self.registry.spin_for(started);
         let mut first_sweep = true;
         // Whether this search has asked long enough (ASK_BEFORE_STEALING).
         let mut force = false;
