@@ -428,5 +428,8 @@ fn a_parallel_loop_from_outside_hands_its_rest_to_the_pool() {
         .sum();
     assert_eq!(total, 199 * 200 / 2);
     let squares: Vec<u64> = (0..300u64).into_par_iter().map(|x| x * x).collect();
-    assert!(squares.iter().enumerate().all(|(i, &s)| s == (i * i) as u64));
+    assert!(squares
+        .iter()
+        .enumerate()
+        .all(|(i, &s)| s == (i * i) as u64));
 }
