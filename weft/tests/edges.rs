@@ -220,6 +220,16 @@ const CASES: &[(&str, fn())] = &[
         "failed-build-joins-spares-of-start-hooks",
         failed_build_joins_spares_of_start_hooks,
     ),
+    (
+        "suspended-waits-race-the-drop",
+        suspended_waits_race_the_drop,
+    ),
+    ("stop-hooks-suspend-on-tasks", stop_hooks_suspend_on_tasks),
+    ("bombs-after-suspension", bombs_after_suspension),
+    (
+        "shutdown-timeout-races-spawns",
+        shutdown_timeout_races_spawns,
+    ),
 ];
 
 /// The child side: does nothing unless a case is named.
@@ -2894,6 +2904,228 @@ fn failed_build_joins_spares_of_start_hooks() {
     );
 }
 
+/// Tasks suspended in plain blocking waits (fibers) when the pool is
+/// dropped, woken only by other threads while the drop is under way, with
+/// more tasks spawned through a handle meanwhile and timed waits pending:
+/// the drop waits for all of them, and each accepted task runs once.
+fn suspended_waits_race_the_drop() {
+    for round in 0..24 {
+        let workers = 1 + round % 4;
+        let pool = Pool::builder().workers(workers).build().unwrap();
+        let gate = Event::new(EventMode::Manual);
+        let never = Event::new(EventMode::Manual);
+        let ran = counter();
+        let accepted = counter();
+        for i in 0..64 {
+            let (gate, never, ran) = (gate.clone(), never.clone(), Arc::clone(&ran));
+            accepted.fetch_add(1, SeqCst);
+            pool.spawn(move || {
+                if i % 4 == 0 {
+                    // A timed wait that nobody ends, suspended at the drop.
+                    assert!(!never.wait_timeout(Duration::from_millis(1 + i as u64 % 7)));
+                }
+                gate.wait();
+                ran.fetch_add(1, SeqCst);
+            });
+        }
+        let handle = pool.handle();
+        let waker = {
+            let (gate, ran, accepted) = (gate.clone(), Arc::clone(&ran), Arc::clone(&accepted));
+            thread::spawn(move || {
+                for _ in 0..32 {
+                    let (gate, ran) = (gate.clone(), Arc::clone(&ran));
+                    if handle
+                        .spawn(move || {
+                            gate.wait();
+                            ran.fetch_add(1, SeqCst);
+                        })
+                        .is_ok()
+                    {
+                        accepted.fetch_add(1, SeqCst);
+                    }
+                    thread::yield_now();
+                }
+                thread::sleep(Duration::from_millis(2));
+                gate.signal();
+            })
+        };
+        drop(pool);
+        waker.join().unwrap();
+        assert_eq!(ran.load(SeqCst), accepted.load(SeqCst), "round {round}");
+    }
+}
+
+/// Stop hooks that spawn a task and then block on it (the hook's wait
+/// suspends on its fiber), and start hooks that spawn tasks waiting on a
+/// gate another thread opens while the pool drops: every hook returns,
+/// every task runs once, and the drop returns.
+fn stop_hooks_suspend_on_tasks() {
+    for round in 0..12 {
+        let workers = 1 + round % 4;
+        let gate = Event::new(EventMode::Manual);
+        let hook_waits = counter();
+        let from_start = counter();
+        let pool = {
+            let (gate, from_start, hook_waits) = (
+                gate.clone(),
+                Arc::clone(&from_start),
+                Arc::clone(&hook_waits),
+            );
+            Pool::builder()
+                .workers(workers)
+                .on_thread_start(move |_| {
+                    let (gate, from_start) = (gate.clone(), Arc::clone(&from_start));
+                    weft::spawn(move || {
+                        gate.wait();
+                        from_start.fetch_add(1, SeqCst);
+                    });
+                })
+                .on_thread_stop(move |_| {
+                    let done = WaitGroup::with_count(1);
+                    let signalled = Event::new(EventMode::Auto);
+                    {
+                        let (done, signalled) = (done.clone(), signalled.clone());
+                        weft::spawn(move || {
+                            signalled.signal();
+                            done.done();
+                        });
+                    }
+                    signalled.wait();
+                    done.wait();
+                    hook_waits.fetch_add(1, SeqCst);
+                })
+                .build()
+                .unwrap()
+        };
+        let opener = {
+            let gate = gate.clone();
+            thread::spawn(move || {
+                thread::sleep(Duration::from_millis(1));
+                gate.signal();
+            })
+        };
+        drop(pool);
+        opener.join().unwrap();
+        assert_eq!(from_start.load(SeqCst), workers, "round {round}");
+        assert_eq!(hook_waits.load(SeqCst), workers, "round {round}");
+    }
+}
+
+/// Bombs (payloads that panic on drop) thrown after a task's wait
+/// suspended and resumed: from a plain task (no handler), through a join
+/// handle and a `JoinSet`, and from a parallel loop's closure called
+/// from outside the pool. Nothing aborts, and the pools go on.
+fn bombs_after_suspension() {
+    let pool = Pool::builder().workers(2).build().unwrap();
+    let gate = Event::new(EventMode::Manual);
+    for _ in 0..4 {
+        let gate = gate.clone();
+        pool.spawn(move || {
+            gate.wait();
+            throw_bomb();
+        });
+    }
+    let handle = {
+        let gate = gate.clone();
+        pool.spawn_with_handle(move || {
+            gate.wait();
+            throw_bomb();
+        })
+    };
+    let mut set = weft::JoinSet::new();
+    for _ in 0..4 {
+        let gate = gate.clone();
+        set.spawn_on(&pool, move || {
+            gate.wait();
+            throw_bomb();
+        });
+    }
+    thread::sleep(Duration::from_millis(2));
+    gate.signal();
+    assert!(handle.join().map_err(std::mem::forget).is_err());
+    while let Some(outcome) = set.join_next() {
+        match outcome {
+            Ok(()) => panic!("a bombing task in a JoinSet succeeded"),
+            Err(error) => std::mem::forget(error),
+        }
+    }
+    pool_still_works(&pool);
+    {
+        use weft::prelude::*;
+        for at in [3usize, 50_000, 199_999] {
+            let outcome = panic::catch_unwind(AssertUnwindSafe(|| {
+                (0..200_000usize).into_par_iter().for_each(|i| {
+                    if i == at {
+                        throw_bomb();
+                    }
+                });
+            }));
+            assert!(forget_panic(outcome), "the loop's bomb reaches its caller");
+        }
+        let total: usize = (0..1000usize).into_par_iter().sum();
+        assert_eq!(total, 999 * 1000 / 2);
+    }
+    drop(pool);
+}
+
+/// Threads spawn through handles while `shutdown_timeout` runs out on a
+/// pool whose tasks are suspended on a gate that opens later: every task
+/// the pool accepted either ran or was dropped and counted, once.
+fn shutdown_timeout_races_spawns() {
+    for round in 0..12 {
+        let pool = Pool::builder().workers(1 + round % 3).build().unwrap();
+        let gate = Event::new(EventMode::Manual);
+        let ran = counter();
+        let accepted = counter();
+        for _ in 0..16 {
+            let (gate, ran) = (gate.clone(), Arc::clone(&ran));
+            accepted.fetch_add(1, SeqCst);
+            pool.spawn(move || {
+                gate.wait();
+                ran.fetch_add(1, SeqCst);
+            });
+        }
+        let spammers: Vec<_> = (0..2)
+            .map(|_| {
+                let (handle, ran, accepted) =
+                    (pool.handle(), Arc::clone(&ran), Arc::clone(&accepted));
+                thread::spawn(move || {
+                    for _ in 0..200 {
+                        let ran = Arc::clone(&ran);
+                        match handle.spawn(move || {
+                            ran.fetch_add(1, SeqCst);
+                        }) {
+                            Ok(()) => {
+                                accepted.fetch_add(1, SeqCst);
+                            }
+                            Err(_) => break,
+                        }
+                    }
+                })
+            })
+            .collect();
+        let opener = {
+            let gate = gate.clone();
+            thread::spawn(move || {
+                thread::sleep(Duration::from_millis(5));
+                gate.signal();
+            })
+        };
+        let report = pool.shutdown_timeout(Duration::from_millis(1));
+        for spammer in spammers {
+            spammer.join().unwrap();
+        }
+        opener.join().unwrap();
+        let dropped = report.dropped();
+        assert_eq!(
+            ran.load(SeqCst) + dropped,
+            accepted.load(SeqCst),
+            "round {round}: ran {} + dropped {dropped}",
+            ran.load(SeqCst)
+        );
+    }
+}
+
 macro_rules! edge_tests {
     ($($test:ident => $case:literal,)*) => {
         $(
@@ -2973,4 +3205,8 @@ edge_tests! {
     stop_hooks_that_spawn_then_throw_a_bomb_while_spawns_race_the_drop => "bombing-stop-hooks-racing-spawns",
     a_future_and_its_output_both_panicking_on_drop_complete_the_handle => "future-and-output-destructors-panic",
     a_failed_build_joins_the_spares_its_start_hooks_started => "failed-build-joins-spares-of-start-hooks",
+    suspended_waits_woken_from_other_threads_race_the_drop => "suspended-waits-race-the-drop",
+    stop_hooks_may_suspend_on_tasks_they_spawn => "stop-hooks-suspend-on-tasks",
+    bombs_thrown_after_a_suspended_wait_are_contained => "bombs-after-suspension",
+    shutdown_timeout_races_spawns_through_handles => "shutdown-timeout-races-spawns",
 }
