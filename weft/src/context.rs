@@ -3,7 +3,10 @@
 //! thread-locals without destructors (a raw pointer in a `Cell`), so weft
 //! can be called from other thread-locals' destructors, and each is set
 //! only by a guard that puts the previous value back when dropped, unwinding
-//! included, so no pointer outlives the frame it points into.
+//! included, so no pointer outlives the frame it points into. The one
+//! exception is the seat of a thread that built its pool with
+//! `use_current_thread`, which no frame owns: it is set and cleared by
+//! sched/adopted.rs, which keeps the seat alive until the thread exits.
 //!
 //! The rule for which pool a free function (`weft::spawn`, `join`, `scope`,
 //! `spawn_future`) acts on is written once, on top of this, in
@@ -44,6 +47,8 @@ pub(crate) fn current_worker<'a>() -> Option<&'a WorkerThread> {
     // `WorkerThread` it points to. WorkerThread is !Send and !Sync, so the
     // reference never leaves this thread, and none outlives that frame:
     // every caller is inside a job the worker executes, or is its loop.
+    // Or it was set by `enter_adopted`, to a seat that is freed only when
+    // the thread exits, after `leave_adopted` (sched/adopted.rs).
     unsafe { worker.as_ref() }
 }
 
@@ -54,6 +59,30 @@ pub(crate) fn current_worker<'a>() -> Option<&'a WorkerThread> {
 #[inline]
 pub(crate) fn worker_of<'a>(registry: &Registry) -> Option<&'a WorkerThread> {
     current_worker().filter(|worker| worker.is_in(registry))
+}
+
+/// Makes the calling thread `worker`, with no guard frame to end it: the
+/// thread holds an adopted seat (sched/adopted.rs) until
+/// [`leave_adopted`]. The caller checked that the thread is no worker.
+/// `worker` is the pointer of `Box::into_raw`, valid until the thread exits.
+#[cfg(not(loom))]
+pub(crate) fn enter_adopted(worker: *const WorkerThread) {
+    let outer = CURRENT.with(|current| current.replace(worker));
+    debug_assert!(outer.is_null(), "an adopted seat on a worker's thread");
+}
+
+/// The calling thread stops being `worker`, the adopted seat it holds:
+/// from now on it is no worker. Returns the pointer [`enter_adopted`] was
+/// given, if the context still named the seat.
+#[cfg(not(loom))]
+pub(crate) fn leave_adopted(worker: &WorkerThread) -> Option<*const WorkerThread> {
+    CURRENT.with(|current| {
+        let held = current.get();
+        ptr::eq(held, worker).then(|| {
+            current.set(ptr::null());
+            held
+        })
+    })
 }
 
 /// Makes the calling thread `worker` until dropped.

@@ -204,8 +204,11 @@
 //! [`Builder::build_scoped`], whose threads are scoped threads that may
 //! borrow from the caller. The handler is `'static` (weft's builder is not
 //! generic over it, as rayon's is): threads that borrow go through
-//! `build_scoped`. rayon's `use_current_thread` (the building thread
-//! becoming worker 0) is not there.
+//! `build_scoped`. With rayon's [`Builder::use_current_thread`] the
+//! building thread is the pool's worker 0 until it drops the pool, and the
+//! pool starts one thread fewer; that thread runs the pool's tasks only
+//! while it waits in the pool, and a pool dropped away from it keeps
+//! running for it (see the method).
 //!
 //! From tokio, for closures: [`JoinSet`], a group of tasks joined in the
 //! order they finish (with [`JoinError`] and [`AbortHandle`]), and

@@ -433,3 +433,32 @@ fn a_parallel_loop_from_outside_hands_its_rest_to_the_pool() {
         .enumerate()
         .all(|(i, &s)| s == (i * i) as u64));
 }
+
+/// The seat of `use_current_thread` has no guard frame: its state is leaked
+/// while held, borrowed by a scope across the pool's drop, forgotten by the
+/// context at the drop and freed when the thread exits.
+#[test]
+fn the_building_threads_seat_is_freed_once_at_thread_exit() {
+    std::thread::spawn(|| {
+        let pool = weft::Pool::builder()
+            .workers(2)
+            .use_current_thread()
+            .build()
+            .unwrap();
+        let ran = AtomicUsize::new(0);
+        let mut pool = Some(pool);
+        weft::scope(|s| {
+            for _ in 0..4 {
+                s.spawn(|_| {
+                    ran.fetch_add(1, Ordering::Relaxed);
+                });
+            }
+            // The scope still borrows the seat as the pool shuts down.
+            drop(pool.take());
+        });
+        assert_eq!(ran.load(Ordering::Relaxed), 4);
+        assert_eq!(weft::current_thread_index(), None);
+    })
+    .join()
+    .unwrap();
+}

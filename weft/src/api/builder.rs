@@ -77,6 +77,10 @@ pub enum BuildError {
     },
     /// `build_global` was called after the global pool already existed.
     GlobalAlreadyInitialized,
+    /// [`Builder::use_current_thread`] on a thread that already runs a
+    /// pool's tasks: a worker (one that holds its pool's first seat this
+    /// way included), or a task inside [`blocking`](crate::blocking).
+    CurrentThreadInPool,
 }
 
 impl fmt::Display for BuildError {
@@ -106,6 +110,10 @@ impl fmt::Display for BuildError {
             BuildError::GlobalAlreadyInitialized => {
                 write!(f, "the global pool was already built")
             }
+            BuildError::CurrentThreadInPool => write!(
+                f,
+                "use_current_thread on a thread that already runs a pool's tasks"
+            ),
         }
     }
 }
@@ -159,6 +167,7 @@ pub struct Builder {
     panic_handler: Option<PanicHandler>,
     pin_workers: bool,
     spawn_handler: Option<SpawnFn>,
+    use_current_thread: bool,
     #[cfg(feature = "trace")]
     trace: Option<usize>,
 }
@@ -175,6 +184,7 @@ impl fmt::Debug for Builder {
             .field("max_suspended", &self.max_suspended)
             .field("pin_workers", &self.pin_workers)
             .field("spawn_handler", &self.spawn_handler.is_some())
+            .field("use_current_thread", &self.use_current_thread)
             .field("trace", &self.trace_setting())
             .finish_non_exhaustive()
     }
@@ -441,6 +451,53 @@ impl Builder {
         self
     }
 
+    /// Makes the thread that calls `build` the pool's worker 0, so that the
+    /// pool starts one thread fewer (rayon's
+    /// `ThreadPoolBuilder::use_current_thread`). From `build` until it
+    /// drops the pool, that thread is the worker with index 0:
+    /// [`current_thread_index`](crate::current_thread_index) is `Some(0)`,
+    /// the free functions (`weft::spawn`, `join`, `scope`, parallel loops)
+    /// act on this pool, [`Pool::install`] runs in place, and what the
+    /// thread spawns goes onto its own queue, where the other workers take
+    /// it. The pool neither starts, names, pins nor hands to a spawn
+    /// handler a thread for index 0, and runs neither thread hook on it.
+    ///
+    /// The thread does not run the worker loop between its calls into
+    /// weft, so a task queued for worker 0 alone (`spawn_on(0, ..)`, its
+    /// part of a broadcast) runs only when the thread waits in the pool (a
+    /// `join`, a scope, a [`JoinHandle::join`](crate::JoinHandle::join)...)
+    /// or drops it. Its waits run other tasks meanwhile, as a worker's do,
+    /// but do not suspend: the thread's stack is its own program's.
+    ///
+    /// Drop the pool on that thread, outside its tasks: the thread then
+    /// runs what is left as worker 0, the pool shuts down as any pool does
+    /// (see [`Pool`]), and the thread is no worker any more. Dropped
+    /// anywhere else (on another thread, or inside one of its tasks), the
+    /// pool cannot stop a thread it did not start: it closes, and goes on
+    /// running what that thread queues, with its other threads, for the
+    /// life of the process. The thread's worker state is freed when the
+    /// thread exits.
+    ///
+    /// `build` returns [`BuildError::CurrentThreadInPool`] on a thread that
+    /// already runs a pool's tasks.
+    ///
+    /// ```
+    /// let pool = weft::Pool::builder()
+    ///     .workers(2)
+    ///     .use_current_thread()
+    ///     .build()
+    ///     .unwrap();
+    /// assert_eq!(weft::current_thread_index(), Some(0));
+    /// let (a, b) = weft::join(|| 1 + 1, || 2 + 2); // on this pool
+    /// assert_eq!((a, b), (2, 4));
+    /// drop(pool);
+    /// assert_eq!(weft::current_thread_index(), None);
+    /// ```
+    pub fn use_current_thread(mut self) -> Self {
+        self.use_current_thread = true;
+        self
+    }
+
     /// Builds a pool whose worker threads are scoped threads of
     /// [`std::thread::scope`], runs `with_pool` with it, then drops the pool
     /// and returns what `with_pool` returned, once every thread has ended
@@ -514,6 +571,11 @@ impl Builder {
         if workers == 0 {
             return Err(BuildError::ZeroWorkers);
         }
+        if self.use_current_thread
+            && (WorkerThread::current().is_some() || crate::context::blocked_pool().is_some())
+        {
+            return Err(BuildError::CurrentThreadInPool);
+        }
         if workers > MAX_WORKERS {
             return Err(BuildError::TooManyWorkers {
                 requested: workers,
@@ -586,11 +648,18 @@ impl Builder {
         };
         let mut threads = Vec::with_capacity(workers);
         let exits = Arc::new(ThreadExits::default());
+        let mut locals = locals.into_iter().enumerate();
+        // Seat 0's queues, for the calling thread once the others started.
+        let adopted = if self.use_current_thread {
+            locals.next().map(|(_, queues)| queues)
+        } else {
+            None
+        };
         // The user's `thread_name` and spawn handler run in this loop: if
         // either panics, the workers already started are stopped and waited
         // for before the panic goes on to the caller, as on a spawn failure.
         let started = panic::catch_unwind(AssertUnwindSafe(|| {
-            for (index, queues) in locals.into_iter().enumerate() {
+            for (index, queues) in locals {
                 let name = setup.name(index);
                 let core = (!cores.is_empty()).then(|| cores[index % cores.len()]);
                 let abandoned = Arc::new(AtomicBool::new(false));
@@ -629,7 +698,13 @@ impl Builder {
             Ok(())
         }));
         let failure = match started {
-            Ok(Ok(())) => return Ok(Pool::from_parts(registry, threads, exits)),
+            Ok(Ok(())) => {
+                let holder = adopted.is_some();
+                if let Some(queues) = adopted {
+                    crate::sched::adopted::adopt(&registry, queues);
+                }
+                return Ok(Pool::from_parts(registry, threads, exits, holder));
+            }
             Ok(Err(error)) => Ok(error),
             Err(payload) => Err(payload),
         };

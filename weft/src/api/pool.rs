@@ -37,7 +37,10 @@ use crate::sched::worker::WorkerThread;
 /// every thread has returned from [`ThreadBuilder::run`](crate::ThreadBuilder::run)).
 /// A pool dropped from inside one of its own tasks cannot wait for itself:
 /// `drop` returns at once, and the threads go through the same steps,
-/// detached. [`Pool::shutdown_timeout`] is the same with a bound on how long
+/// detached. A pool whose worker 0 is the thread that built it
+/// ([`Builder::use_current_thread`]) is dropped on that thread, which runs
+/// the steps as worker 0; dropped elsewhere, it closes and keeps running
+/// for that thread. [`Pool::shutdown_timeout`] is the same with a bound on how long
 /// queued tasks may keep starting.
 ///
 /// ```
@@ -61,6 +64,22 @@ pub struct Pool {
     threads: Vec<ThreadHandle<()>>,
     /// Every worker thread, however started, until it leaves its loop.
     exits: Arc<ThreadExits>,
+    /// Whether the thread that built the pool holds its seat 0
+    /// ([`Builder::use_current_thread`], sched/adopted.rs).
+    adopted: bool,
+}
+
+/// Where a shutdown is called from, which decides what it may wait for.
+enum Caller<'a> {
+    /// Outside the pool: it waits for every thread.
+    Outside,
+    /// The thread holding the pool's seat 0, between jobs: it runs the rest
+    /// as that worker, then waits as from outside.
+    Holder(&'a WorkerThread),
+    /// Inside one of the pool's tasks, or away from the thread that holds
+    /// seat 0: the pool cannot finish while the caller (or the holder)
+    /// runs, so nothing is waited for and the threads finish detached.
+    CannotWait,
 }
 
 impl fmt::Debug for Pool {
@@ -81,11 +100,13 @@ impl Pool {
         registry: Arc<Registry>,
         threads: Vec<ThreadHandle<()>>,
         exits: Arc<ThreadExits>,
+        adopted: bool,
     ) -> Pool {
         Pool {
             registry,
             threads,
             exits,
+            adopted,
         }
     }
 
@@ -441,20 +462,30 @@ impl Pool {
     /// assert_eq!((report.timed_out(), report.dropped()), (false, 0));
     /// assert_eq!(done.into_iter().map(|h| h.join().unwrap()).sum::<i32>(), 45);
     /// ```
-    pub fn shutdown_timeout(self, timeout: Duration) -> ShutdownReport {
+    pub fn shutdown_timeout(mut self, timeout: Duration) -> ShutdownReport {
         let registry = Arc::clone(&self.registry);
         registry.close();
         let deadline = Instant::now().checked_add(timeout);
-        let inside = self.called_from_inside();
-        let finished = match (inside, deadline) {
+        let caller = self.caller();
+        let joined = !matches!(caller, Caller::CannotWait);
+        let mut seat_left = false;
+        let finished = match (caller, deadline) {
             // Nothing to wait for: the caller holds the pool open.
-            (true, None) => true,
-            (true, Some(deadline)) => {
+            (Caller::CannotWait, None) => true,
+            (Caller::CannotWait, Some(deadline)) => {
                 block_until(&|| false, Some(deadline));
                 false
             }
-            (false, deadline) => self.exits.wait(deadline),
+            (Caller::Holder(worker), deadline) => {
+                seat_left = crate::sched::adopted::shut_down(worker, deadline);
+                seat_left && self.exits.wait(deadline)
+            }
+            (Caller::Outside, deadline) => self.exits.wait(deadline),
         };
+        if seat_left {
+            // No thread holds seat 0 any more: `drop` waits as outside.
+            self.adopted = false;
+        }
         if !finished {
             task::discard_unstarted(&registry);
         }
@@ -462,16 +493,24 @@ impl Pool {
         ShutdownReport {
             dropped: usize::try_from(registry.discarded()).unwrap_or(usize::MAX),
             timed_out: !finished,
-            joined: !inside,
+            joined,
         }
     }
 
-    /// Whether the caller runs inside this pool, which then cannot wait for
-    /// itself: one of its tasks, or a task inside `weft::blocking`, whose
-    /// thread is then not counted as a worker.
-    fn called_from_inside(&self) -> bool {
-        crate::context::worker_of(&self.registry).is_some()
-            || crate::context::is_blocked_in(&self.registry)
+    /// Where a shutdown of this pool is called from. Inside: one of its
+    /// tasks, or a task inside `weft::blocking`, whose thread is then not
+    /// counted as a worker.
+    fn caller(&self) -> Caller<'_> {
+        if let Some(worker) = crate::sched::adopted::holder_between_jobs(&self.registry) {
+            return Caller::Holder(worker);
+        }
+        let inside = crate::context::worker_of(&self.registry).is_some()
+            || crate::context::is_blocked_in(&self.registry);
+        if inside || self.adopted {
+            Caller::CannotWait
+        } else {
+            Caller::Outside
+        }
     }
 }
 
@@ -562,7 +601,11 @@ impl Drop for Pool {
         self.registry.close();
         // A pool dropped by one of its own tasks cannot wait for itself: its
         // workers still drain and exit, detached.
-        if !self.called_from_inside() {
+        let caller = self.caller();
+        if let Caller::Holder(worker) = caller {
+            crate::sched::adopted::shut_down(worker, None);
+        }
+        if !matches!(caller, Caller::CannotWait) {
             self.exits.wait_all();
             for thread in self.threads.drain(..) {
                 let _ = thread.join();

@@ -5,7 +5,8 @@
 //! state one pool's workers share (`registry`: queues, drain books and the
 //! shutdown story), the wake/park protocol (`sleep`), the worker loop
 //! (`worker`), the spare seats that stand in for a blocked worker
-//! (`spares`), the fibers a waiting task suspends on (`fiber`), blocking a
+//! (`spares`), the seat held by the thread that built its pool
+//! (`adopted`), the fibers a waiting task suspends on (`fiber`), blocking a
 //! thread until a condition holds (`waiter`), the
 //! per-seat counters (`counters`) and event rings (`recorder`), the list of
 //! tasks that may wait for ever (`parked`) and the panic payloads weft drops
@@ -28,6 +29,8 @@
 //! which depend on it. Where an extension needs the core to remember
 //! something of its own, the core holds it behind a trait (`parked::Parked`).
 
+#[cfg(not(loom))]
+pub(crate) mod adopted;
 pub(crate) mod barrier;
 pub(crate) mod counters;
 pub(crate) mod deque;

@@ -113,6 +113,15 @@ pub(crate) struct WorkerThread {
     /// Whether a fiber of this worker has started the stop hook: the loop
     /// may move from fiber to fiber, the hook runs once.
     stop_hook_started: Cell<bool>,
+    /// Jobs this worker is running now, nested (a wait inside a job runs
+    /// others): zero while the thread is between jobs, which is where the
+    /// thread holding an adopted seat may shut its pool down (adopted.rs).
+    /// Read only there: on a seat with fibers a suspended job stays counted.
+    running: Cell<u32>,
+    /// Whether a thread outside the loop holds this seat (adopted.rs).
+    adopted: bool,
+    /// Whether that thread still holds the pool's drain books open.
+    holds_books: Cell<bool>,
 }
 
 /// Ends a poll's mark on its worker (see [`WorkerThread::enter_poll`]).
@@ -149,6 +158,76 @@ enum Search {
 }
 
 impl WorkerThread {
+    /// Seat `index`'s private state, for the thread about to hold it: one that
+    /// runs the loop ([`run_seat`]), or the thread that built the pool and
+    /// holds the seat outside the loop (`adopted`, adopted.rs).
+    pub(crate) fn new(
+        registry: Arc<Registry>,
+        index: usize,
+        queues: SeatQueues,
+        adopted: bool,
+    ) -> WorkerThread {
+        let join_stack: *const JoinStack = &registry.join_stacks[index];
+        // Spare seats (weft::blocking's stand-ins) come and go with their
+        // loan, and a suspended fiber would tie one to its thread: their
+        // tasks' waits help. So do an adopted seat's: its thread's stack is
+        // its own program's, not a fiber of the loop.
+        let fibers = Fibers::new(
+            registry.hooks.fibers.enabled && index < registry.num_workers() && !adopted,
+            registry.hooks.fibers.stack_size,
+        );
+        WorkerThread {
+            local: queues.local,
+            yielded: queues.yielded,
+            next: Cell::new(None),
+            polling: Cell::new(false),
+            next_streak: Cell::new(0),
+            index,
+            join_stack,
+            registry,
+            tick: Cell::new(0),
+            rng: Cell::new(
+                0x9E37_79B9_7F4A_7C15 ^ (index as u64 + 1).wrapping_mul(0xBF58_476D_1CE4_E5B9),
+            ),
+            fibers,
+            stop_hook_started: Cell::new(false),
+            running: Cell::new(0),
+            adopted,
+            holds_books: Cell::new(adopted),
+        }
+    }
+
+    /// Whether a job is running on this worker now (see `running`).
+    pub(crate) fn is_running_a_job(&self) -> bool {
+        self.running.get() > 0
+    }
+
+    /// Whether a thread outside the loop holds this seat (adopted.rs).
+    pub(crate) fn is_adopted(&self) -> bool {
+        self.adopted
+    }
+
+    /// Ends an adopted seat's hold on the drain books; true the first time.
+    pub(crate) fn release_hold(&self) -> bool {
+        self.holds_books.replace(false)
+    }
+
+    /// Marks the stop hook as started on this seat; true the first time.
+    pub(crate) fn start_stop_hook(&self) -> bool {
+        !self.stop_hook_started.replace(true)
+    }
+
+    /// The loop's waits, for the thread holding an adopted seat as it
+    /// shuts its pool down (adopted.rs): tasks until `done` or `deadline`,
+    /// never suspending. Returns whether `done()` held.
+    pub(crate) fn run_loop_until(
+        &self,
+        done: &dyn Fn() -> bool,
+        deadline: Option<Instant>,
+    ) -> bool {
+        self.wait_loop(done, deadline, Duration::ZERO)
+    }
+
     /// The worker running on this thread, if this thread is a worker (see
     /// context.rs).
     #[inline]
@@ -364,6 +443,7 @@ impl WorkerThread {
         // A job is not a poll until it says so (`enter_poll`); restored after,
         // for a job run by a wait inside a poll.
         let outer_polling = self.polling.replace(false);
+        self.running.set(self.running.get() + 1);
         trace_hook!(self.trace(EventKind::TaskStart { name: None }));
         // SAFETY: the job was just taken out of a queue or the `next` slot (or
         // popped back by its owner), so this is its only run.
@@ -377,6 +457,7 @@ impl WorkerThread {
             }
         };
         self.polling.set(outer_polling);
+        self.running.set(self.running.get() - 1);
         // Before the count, so a task counted in the stats has its end traced.
         trace_hook!(self.trace(EventKind::TaskEnd));
         if counted {
@@ -986,7 +1067,7 @@ fn run_phases(worker: &WorkerThread) -> bool {
     if give_way() {
         return false;
     }
-    if !worker.stop_hook_started.replace(true) {
+    if worker.start_stop_hook() {
         worker.run_stop_hook();
     }
     worker.wait_loop(
@@ -1007,30 +1088,7 @@ pub(crate) fn run_seat(
     queues: SeatQueues,
     body: impl FnOnce(&WorkerThread),
 ) {
-    let join_stack: *const JoinStack = &registry.join_stacks[index];
-    // Spare seats (weft::blocking's stand-ins) come and go with their loan,
-    // and a suspended fiber would tie one to its thread: their tasks' waits
-    // help.
-    let fibers = Fibers::new(
-        registry.hooks.fibers.enabled && index < registry.num_workers(),
-        registry.hooks.fibers.stack_size,
-    );
-    let worker = WorkerThread {
-        local: queues.local,
-        yielded: queues.yielded,
-        next: Cell::new(None),
-        polling: Cell::new(false),
-        next_streak: Cell::new(0),
-        index,
-        join_stack,
-        registry,
-        tick: Cell::new(0),
-        rng: Cell::new(
-            0x9E37_79B9_7F4A_7C15 ^ (index as u64 + 1).wrapping_mul(0xBF58_476D_1CE4_E5B9),
-        ),
-        fibers,
-        stop_hook_started: Cell::new(false),
-    };
+    let worker = WorkerThread::new(registry, index, queues, false);
     let _current = WorkerGuard::enter(&worker);
     let registry = &*worker.registry;
     run_hook(registry, registry.hooks.on_thread_start.as_deref(), index);
