@@ -1032,3 +1032,58 @@ fn spawn_handler_runs_on_the_building_thread() {
     assert_eq!(pool.workers(), 2);
     assert!(on.lock().unwrap().iter().all(|id| *id == builder_thread));
 }
+
+/// Futures in a set: results come back in the order they finish, mixed
+/// with closures, through `join_next` and through `join_next_async`.
+#[test]
+fn join_set_takes_futures_and_joins_them_in_async_code() {
+    let pool = pool(2);
+    let mut set = JoinSet::new();
+    let (go, gate) = mpsc::channel::<()>();
+    let gate = Arc::new(Mutex::new(gate));
+    set.spawn_future_on(&pool, async move {
+        // Ready only once released: polled again by the yield below.
+        loop {
+            if gate.lock().unwrap().try_recv().is_ok() {
+                return "slow";
+            }
+            weft::yield_async().await;
+        }
+    });
+    set.spawn_future_on(&pool, async { "fast future" });
+    assert_eq!(set.join_next().unwrap().unwrap(), "fast future");
+    set.spawn_on(&pool, || "closure");
+    let seen = weft::block_on(async {
+        let first = set.join_next_async().await.unwrap().unwrap();
+        go.send(()).unwrap();
+        let second = set.join_next_async().await.unwrap().unwrap();
+        assert!(set.join_next_async().await.is_none());
+        [first, second]
+    });
+    assert_eq!(seen, ["closure", "slow"]);
+}
+
+/// An aborted future that is waiting is dropped at its next poll at the
+/// latest, and the set returns it as aborted.
+#[test]
+fn join_set_aborts_a_waiting_future() {
+    let pool = pool(1);
+    let dropped = counter();
+    let mut set = JoinSet::<()>::new();
+    let guard = DropCounter(Arc::clone(&dropped));
+    let event = weft::Event::new(weft::EventMode::Manual);
+    {
+        let event = event.clone();
+        set.spawn_future_on(&pool, async move {
+            let _guard = guard;
+            event.wait_async().await;
+        });
+    }
+    set.abort_all();
+    // The wake that lets it be polled again.
+    event.signal();
+    // Aborted before the wake: whether or not its first poll had run, its
+    // next one never starts.
+    assert!(set.join_next().unwrap().unwrap_err().is_aborted());
+    wait_for("the future's drop", || dropped.load(Ordering::SeqCst) == 1);
+}

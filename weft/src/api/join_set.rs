@@ -14,12 +14,15 @@ use crate::facade::lock;
 use crate::sched::waiter::{block_until, Waiter};
 
 /// A group of tasks, joined one at a time in the order they finish: tokio's
-/// `JoinSet`, for closures on weft's pools.
+/// `JoinSet`, for closures and futures on weft's pools.
 ///
 /// Tasks go in with [`spawn`](JoinSet::spawn) (the pool rule of
 /// [`weft::spawn`](crate::spawn): the calling worker's pool, else the
-/// global one) or [`spawn_on`](JoinSet::spawn_on) (a given pool), each
-/// giving back an [`AbortHandle`]. [`join_next`](JoinSet::join_next) waits
+/// global one) or [`spawn_on`](JoinSet::spawn_on) (a given pool), and
+/// futures with [`spawn_future`](JoinSet::spawn_future) and
+/// [`spawn_future_on`](JoinSet::spawn_future_on), each giving back an
+/// [`AbortHandle`]. From async code, [`join_next_async`](JoinSet::join_next_async)
+/// is `join_next` as a future. [`join_next`](JoinSet::join_next) waits
 /// for whichever task finishes first and returns its result, removing it
 /// from the set; its wait is a weft wait, so inside a pool's task it
 /// suspends the task and its worker runs others (crate docs, "Waiting inside
@@ -72,6 +75,8 @@ struct FinishedInner {
     order: VecDeque<u64>,
     /// The `join_next` waiting, if one is.
     waiter: Option<Waiter>,
+    /// The `join_next_async` waiting, if one is.
+    waker: Option<std::task::Waker>,
 }
 
 impl Completion for Finished {
@@ -82,10 +87,13 @@ impl Completion for Finished {
             // Release: pairs with the wait's Acquire; the number itself is
             // read under the lock.
             self.ready.fetch_add(1, Ordering::Release);
-            inner.waiter.take()
+            (inner.waiter.take(), inner.waker.take())
         };
-        if let Some(waiter) = waiter {
+        if let Some(waiter) = waiter.0 {
             waiter.wake();
+        }
+        if let Some(waker) = waiter.1 {
+            waker.wake();
         }
     }
 }
@@ -97,6 +105,7 @@ impl Finished {
             inner: Mutex::new(FinishedInner {
                 order: VecDeque::new(),
                 waiter: None,
+                waker: None,
             }),
         }
     }
@@ -124,6 +133,16 @@ impl Finished {
         // A waiter left behind would only be woken for nothing; the set is
         // borrowed mutably, so nobody else registers meanwhile.
         lock(&self.inner).waiter = None;
+    }
+
+    /// Whether a task has finished; if not, `waker` is woken when one does.
+    fn ready_or_register(&self, waker: &std::task::Waker) -> bool {
+        let mut inner = lock(&self.inner);
+        if !inner.order.is_empty() {
+            return true;
+        }
+        inner.waker = Some(waker.clone());
+        false
     }
 
     fn clear(&self) {
@@ -211,6 +230,40 @@ impl<T> JoinSet<T> {
             }
             self.finished.wait();
         }
+    }
+
+    /// As [`join_next`](JoinSet::join_next), as a future: it is ready with
+    /// the next task to finish (or `None` once the set is empty), and while
+    /// it is pending it holds no thread. tokio's `join_next().await`.
+    ///
+    /// ```
+    /// let mut set = weft::JoinSet::new();
+    /// for i in 0..4u32 {
+    ///     set.spawn_future(async move { i * 10 });
+    /// }
+    /// let total = weft::block_on(async {
+    ///     let mut total = 0;
+    ///     while let Some(result) = set.join_next_async().await {
+    ///         total += result.unwrap();
+    ///     }
+    ///     total
+    /// });
+    /// assert_eq!(total, 60);
+    /// ```
+    pub fn join_next_async(
+        &mut self,
+    ) -> impl std::future::Future<Output = Option<Result<T, JoinError>>> + '_ {
+        std::future::poll_fn(move |context| loop {
+            if let Some(result) = self.try_join_next() {
+                return std::task::Poll::Ready(Some(result));
+            }
+            if self.tasks.is_empty() {
+                return std::task::Poll::Ready(None);
+            }
+            if !self.finished.ready_or_register(context.waker()) {
+                return std::task::Poll::Pending;
+            }
+        })
     }
 
     /// As [`join_next`](JoinSet::join_next), without waiting: the result of
@@ -359,7 +412,7 @@ impl<T> JoinSet<T> {
     }
 
     /// Adds `handle` to the set, as the task of the next number.
-    fn insert(&mut self, handle: JoinHandle<T>) -> AbortHandle
+    pub(crate) fn insert(&mut self, handle: JoinHandle<T>) -> AbortHandle
     where
         T: Send + 'static,
     {

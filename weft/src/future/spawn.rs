@@ -344,6 +344,43 @@ impl crate::Pool {
     }
 }
 
+impl<T: Send + 'static> crate::JoinSet<T> {
+    /// Runs `future` in the set on the pool
+    /// [`weft::spawn_future`](crate::spawn_future) would use from here. An
+    /// abort drops the future at its next poll at the latest (as
+    /// [`JoinHandle::abort`] does); the set then returns it as aborted.
+    ///
+    /// ```
+    /// let mut set = weft::JoinSet::new();
+    /// set.spawn_future(async { 1 });
+    /// set.spawn(|| 2);
+    /// let mut all = set.join_all();
+    /// all.sort();
+    /// assert_eq!(all, [1, 2]);
+    /// ```
+    pub fn spawn_future<F>(&mut self, future: F) -> crate::AbortHandle
+    where
+        F: Future<Output = T> + Send + 'static,
+    {
+        self.insert(spawn_future(future))
+    }
+
+    /// Runs `future` in the set on `pool`, as [`Pool::spawn_future`](crate::Pool::spawn_future) does.
+    ///
+    /// ```
+    /// let pool = weft::Pool::builder().workers(2).build().unwrap();
+    /// let mut set = weft::JoinSet::new();
+    /// set.spawn_future_on(&pool, async { weft::current_thread_index().is_some() });
+    /// assert!(set.join_next().unwrap().unwrap());
+    /// ```
+    pub fn spawn_future_on<F>(&mut self, pool: &crate::Pool, future: F) -> crate::AbortHandle
+    where
+        F: Future<Output = T> + Send + 'static,
+    {
+        self.insert(pool.spawn_future(future))
+    }
+}
+
 /// Spawns `future` on the current worker's pool, or on the global pool outside
 /// any pool, and returns a handle to its output (see [`JoinHandle`]).
 ///
