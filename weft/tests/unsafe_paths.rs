@@ -150,7 +150,8 @@ fn spawned_closure_jobs_run_and_free() {
 static RAN: AtomicUsize = AtomicUsize::new(0);
 
 /// Spawns closures of every shape: nothing captured, one byte, one padded
-/// word, one reference, one `Arc` (each fits the job word), and larger ones.
+/// word, one reference, one `Arc`, four words (each fits in the job), and
+/// larger or more aligned ones, which are boxed.
 fn spawn_every_shape<'scope>(
     s: &weft::Scope<'scope>,
     counter: &'scope AtomicUsize,
@@ -182,12 +183,20 @@ fn spawn_every_shape<'scope>(
     s.spawn(move |_| {
         RAN.fetch_add(big.iter().sum::<usize>(), Ordering::Relaxed);
     });
+    let wide = [1usize, 2, 3, 4, 5]; // more than the job holds: boxed
+    s.spawn(move |_| {
+        RAN.fetch_add(wide.iter().sum::<usize>(), Ordering::Relaxed);
+    });
+    let aligned = 5u128; // more aligned than the job's words: boxed
+    s.spawn(move |_| {
+        RAN.fetch_add(aligned as usize, Ordering::Relaxed);
+    });
 }
 
 #[test]
 fn closures_of_every_size_run_once_in_or_out_of_the_job_word() {
-    // Closures of one word at most travel inside the job itself, larger ones
-    // are boxed: each shape, from outside the pool and from a worker, runs
+    // Closures of up to four words travel inside the job itself, larger
+    // ones are boxed: each shape, from outside the pool and from a worker, runs
     // once, reads what it captured intact (pointer provenance included, for
     // Miri), and drops it once.
     let pool = pool(2);
@@ -199,10 +208,11 @@ fn closures_of_every_size_run_once_in_or_out_of_the_job_word() {
         let counter = &counter;
         s.spawn(move |s| spawn_every_shape(s, counter, witness));
     });
-    assert_eq!(RAN.load(Ordering::Relaxed), 2 * (1 + 7 + 43 + 10));
+    assert_eq!(RAN.load(Ordering::Relaxed), 2 * (1 + 7 + 43 + 10 + 15 + 5));
     assert_eq!(counter.load(Ordering::Relaxed), 2 * (100 + 7));
     assert_eq!(std::sync::Arc::strong_count(&witness), 1);
-    // And through `spawn`, which adds no wrapper: each of these fits the word.
+    // And through `spawn`, which adds a wrapper of no size: each of these
+    // fits in the job, the last with all four of its words.
     static TARGET: AtomicUsize = AtomicUsize::new(0);
     let target: &'static AtomicUsize = &TARGET;
     let before = RAN.load(Ordering::Relaxed);
@@ -224,13 +234,25 @@ fn closures_of_every_size_run_once_in_or_out_of_the_job_word() {
         target.fetch_add(1, Ordering::Relaxed);
         RAN.fetch_add(10_000, Ordering::Relaxed);
     });
-    let expected = before + 1 + 7 + 43 + 1000 + 10_000;
+    let four = (
+        std::sync::Arc::clone(&witness),
+        target,
+        30_000usize,
+        70_000usize,
+    );
+    pool.spawn(move || {
+        let (arc, target, a, b) = four;
+        assert!(std::sync::Arc::strong_count(&arc) >= 2);
+        target.fetch_add(1, Ordering::Relaxed);
+        RAN.fetch_add(a + b, Ordering::Relaxed);
+    });
+    let expected = before + 1 + 7 + 43 + 1000 + 10_000 + 100_000;
     while RAN.load(Ordering::Relaxed) < expected {
         std::thread::yield_now();
     }
     drop(pool); // joins the workers: everything queued has run
     assert_eq!(RAN.load(Ordering::Relaxed), expected);
-    assert_eq!(TARGET.load(Ordering::Relaxed), 1);
+    assert_eq!(TARGET.load(Ordering::Relaxed), 2);
     assert_eq!(std::sync::Arc::strong_count(&witness), 1);
 }
 

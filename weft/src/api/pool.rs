@@ -130,8 +130,9 @@ impl Pool {
     /// workers, the task goes onto that worker's own queue, where it runs
     /// newest-first (see the crate docs, "Task order").
     ///
-    /// A closure that captures at most one word (a thin reference, an `Arc`,
-    /// a `Box`, or nothing) is queued without any allocation; a larger one is
+    /// A closure that captures up to 32 bytes (four words on a 64-bit
+    /// target: a few references, `Arc`s, indices) and is no more aligned
+    /// than a pointer is queued without any allocation; a larger one is
     /// boxed.
     pub fn spawn<F>(&self, task: F)
     where

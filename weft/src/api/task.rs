@@ -134,7 +134,7 @@ fn discard_here_slow() -> bool {
 /// Wraps `task` so that it is dropped instead of run if, when a worker takes
 /// it, its pool has been told to drop unstarted tasks
 /// (`Pool::shutdown_timeout`). A panic in the drop is the task's panic. The
-/// wrapper captures only `task`, so a closure of one word still needs no
+/// wrapper captures only `task`, so a closure that fits in a job still needs no
 /// allocation.
 pub(crate) fn droppable<F>(task: F) -> impl FnOnce() + Send + 'static
 where

@@ -1,8 +1,23 @@
-//! Tasks as the queues hold them: two words, the job's data and the function
-//! that runs it. A closure job (`spawn`) holds a closure of one word at most
-//! in the data word itself, and boxes a larger one; stack jobs live in the
-//! frame of a caller that waits for them (`join`, `install`), and future tasks
-//! are queued as their own `Arc`, so neither needs an allocation.
+//! Tasks as the queues hold them: the job's data and the function that runs
+//! it. A closure job (`spawn`) holds a closure of up to [`INLINE_BYTES`] in
+//! the data itself, and boxes a larger one; stack jobs live in the frame of
+//! a caller that waits for them (`join`, `install`), and future tasks are
+//! queued as their own `Arc`, so neither needs an allocation.
+//!
+//! # Layout, and why this size
+//!
+//! A [`JobRef`] is [`INLINE_WORDS`] words of data and one function
+//! pointer: 40 bytes on a 64-bit target. The closures programs spawn
+//! capture a few things (a counter and a latch, an `Arc` to shared state
+//! and an index, a channel's sender), and each of them boxed is an
+//! allocation on the submitting thread and a free on the worker's, which
+//! with one thread submitting and others running cost more than the
+//! scheduling itself (`spawn/*` and `marl/empty boxed` in weft-bench,
+//! docs/TUNING.md). Four words hold every such closure up to 32 bytes, and
+//! measured fastest of 1, 2, 4 and 8 words on small closures as well; a
+//! wider job makes every queue slot, and every copy in and out of a queue,
+//! larger for closures that are rare. Stack jobs and future
+//! tasks use the first word only, as a pointer.
 //!
 //! This is the crate's main use of `unsafe`: a [`JobRef`] outlives the borrow
 //! checker's view of what it points to. Each constructor states the contract that
@@ -16,9 +31,54 @@ use std::sync::Arc;
 
 use crate::sched::latch::Latch;
 
-/// A job's data word: a pointer to the job, or a small closure's own bytes
-/// (any of which may be uninitialised padding, hence `MaybeUninit`).
-type Data = MaybeUninit<*const ()>;
+/// Words of a job's data: what a closure may capture and still need no box.
+pub(crate) const INLINE_WORDS: usize = 4;
+
+/// [`INLINE_WORDS`] in bytes.
+pub(crate) const INLINE_BYTES: usize = INLINE_WORDS * mem::size_of::<usize>();
+
+/// A job's data: a pointer to the job in its first word, or a small
+/// closure's own bytes (any of which may be uninitialised padding, hence
+/// `MaybeUninit`; the words a pointer leaves unused stay uninitialised).
+#[derive(Clone, Copy)]
+struct Data([MaybeUninit<*const ()>; INLINE_WORDS]);
+
+impl Data {
+    #[inline(always)]
+    fn uninit() -> Data {
+        Data([MaybeUninit::uninit(); INLINE_WORDS])
+    }
+
+    /// Data that is `pointer`.
+    #[inline(always)]
+    fn pointer(pointer: *const ()) -> Data {
+        let mut data = Data::uninit();
+        data.0[0] = MaybeUninit::new(pointer);
+        data
+    }
+
+    /// The pointer of [`Data::pointer`].
+    ///
+    /// # Safety
+    /// `self` must have been made by [`Data::pointer`].
+    #[inline(always)]
+    unsafe fn assume_pointer(self) -> *const () {
+        // SAFETY: the first word was initialised by `Data::pointer`.
+        unsafe { self.0[0].assume_init() }
+    }
+
+    /// Where a closure's bytes go: the start of the data, aligned as a
+    /// pointer.
+    #[inline(always)]
+    fn bytes_mut(&mut self) -> *mut u8 {
+        self.0.as_mut_ptr().cast()
+    }
+
+    #[inline(always)]
+    fn bytes(&self) -> *const u8 {
+        self.0.as_ptr().cast()
+    }
+}
 
 /// A job in a queue. Running it consumes it; a `JobRef` is never copied.
 pub(crate) struct JobRef {
@@ -58,7 +118,7 @@ impl JobRef {
     #[inline(always)]
     pub(crate) unsafe fn into_stack_words(self) -> (*mut (), *mut ()) {
         // SAFETY: forwarded from this function's contract.
-        let data = unsafe { self.data.assume_init() };
+        let data = unsafe { self.data.assume_pointer() };
         (data as *mut (), self.run as *mut ())
     }
 
@@ -70,7 +130,7 @@ impl JobRef {
     #[inline(always)]
     pub(crate) unsafe fn from_stack_words(data: *mut (), run: *mut ()) -> JobRef {
         JobRef {
-            data: Data::new(data as *const ()),
+            data: Data::pointer(data as *const ()),
             // SAFETY: `run` was cast from a function pointer of exactly this
             // type by `into_stack_words` (the contract), and a function
             // pointer survives the round trip through a data pointer on every
@@ -86,23 +146,25 @@ pub(crate) struct ClosureJob<F> {
 }
 
 impl<F: FnOnce() + Send> ClosureJob<F> {
-    /// Whether `F` fits in a job's data word, so needs no box.
-    const FITS_INLINE: bool = mem::size_of::<F>() <= mem::size_of::<Data>()
-        && mem::align_of::<F>() <= mem::align_of::<Data>();
+    /// Whether `F` fits in a job's data, so needs no box.
+    const FITS_INLINE: bool =
+        mem::size_of::<F>() <= INLINE_BYTES && mem::align_of::<F>() <= mem::align_of::<Data>();
 
-    /// Makes `func` a job: in the data word itself if it fits (a closure that
-    /// captures one reference, one `Arc` or nothing), boxed otherwise.
+    /// Makes `func` a job: in the job's data itself if it fits (a closure
+    /// that captures up to [`INLINE_BYTES`]: a few references, `Arc`s,
+    /// indices), boxed otherwise.
     ///
     /// # Safety
     /// Everything `func` borrows must outlive the job's run: either `F: 'static`,
     /// or the caller waits for the job (as `Scope` does) before the borrow ends.
+    #[inline]
     pub(crate) unsafe fn new_ref(func: F) -> JobRef {
         if Self::FITS_INLINE {
             let mut data = Data::uninit();
-            // SAFETY: `F` is no larger and no more aligned than the word
+            // SAFETY: `F` is no larger and no more aligned than the data
             // (`FITS_INLINE`); the bytes written, provenance included, travel
             // inside `MaybeUninit` until `run_inline_closure` reads them back.
-            unsafe { data.as_mut_ptr().cast::<F>().write(func) };
+            unsafe { data.bytes_mut().cast::<F>().write(func) };
             JobRef {
                 data,
                 run: Self::run_inline_closure,
@@ -110,7 +172,7 @@ impl<F: FnOnce() + Send> ClosureJob<F> {
         } else {
             let job = Box::into_raw(Box::new(ClosureJob { func }));
             JobRef {
-                data: Data::new(job as *const ()),
+                data: Data::pointer(job as *const ()),
                 run: Self::run_boxed,
             }
         }
@@ -120,7 +182,7 @@ impl<F: FnOnce() + Send> ClosureJob<F> {
         // SAFETY: `data` holds the `F` written by `new_ref` (the `FITS_INLINE`
         // branch, the only one that uses this function), moved out exactly
         // once by `JobRef::run`'s contract.
-        let func = unsafe { data.as_ptr().cast::<F>().read() };
+        let func = unsafe { data.bytes().cast::<F>().read() };
         func();
         true
     }
@@ -128,7 +190,7 @@ impl<F: FnOnce() + Send> ClosureJob<F> {
     unsafe fn run_boxed(data: Data) -> bool {
         // SAFETY: `data` holds the pointer from `Box::into_raw` in `new_ref`
         // and, by `JobRef::run`'s contract, is run (and so freed) exactly once.
-        let job = unsafe { Box::from_raw(data.assume_init() as *mut ClosureJob<F>) };
+        let job = unsafe { Box::from_raw(data.assume_pointer() as *mut ClosureJob<F>) };
         (job.func)();
         true
     }
@@ -136,8 +198,8 @@ impl<F: FnOnce() + Send> ClosureJob<F> {
 
 /// A job that is shared state already reference-counted, such as a future's
 /// task: the queue holds one strong reference, which running the job gives up.
-/// Queuing it again costs no allocation (a closure job wrapping a poll would
-/// box it, a task being larger than a word).
+/// Queuing it again costs no allocation, and its run needs no closure
+/// around it.
 pub(crate) trait ArcJob: Send + Sync + 'static {
     fn run_job(self: Arc<Self>);
 }
@@ -145,7 +207,7 @@ pub(crate) trait ArcJob: Send + Sync + 'static {
 /// Queues one strong reference to `job`.
 pub(crate) fn arc_job_ref<T: ArcJob>(job: Arc<T>) -> JobRef {
     JobRef {
-        data: Data::new(Arc::into_raw(job) as *const ()),
+        data: Data::pointer(Arc::into_raw(job) as *const ()),
         run: run_arc::<T>,
     }
 }
@@ -154,7 +216,7 @@ unsafe fn run_arc<T: ArcJob>(data: Data) -> bool {
     // SAFETY: `data` holds the pointer from `Arc::into_raw` in `arc_job_ref`,
     // and by `JobRef::run`'s contract this runs once: the strong reference the
     // queue held is taken back exactly once.
-    let job = unsafe { Arc::from_raw(data.assume_init() as *const T) };
+    let job = unsafe { Arc::from_raw(data.assume_pointer() as *const T) };
     job.run_job();
     true
 }
@@ -219,7 +281,7 @@ impl<L: Latch, F: FnOnce(bool) -> R + Send, R: Send> StackJob<L, F, R> {
     /// with [`StackJob::run_inline`] after popping the reference back unrun).
     pub(crate) unsafe fn as_job_ref(&self) -> JobRef {
         JobRef {
-            data: Data::new(self as *const Self as *const ()),
+            data: Data::pointer(self as *const Self as *const ()),
             run: Self::run_on_worker::<false>,
         }
     }
@@ -231,7 +293,7 @@ impl<L: Latch, F: FnOnce(bool) -> R + Send, R: Send> StackJob<L, F, R> {
     /// As for [`StackJob::as_job_ref`].
     pub(crate) unsafe fn as_counted_job_ref(&self) -> JobRef {
         JobRef {
-            data: Data::new(self as *const Self as *const ()),
+            data: Data::pointer(self as *const Self as *const ()),
             run: Self::run_on_worker::<true>,
         }
     }
@@ -254,7 +316,7 @@ impl<L: Latch, F: FnOnce(bool) -> R + Send, R: Send> StackJob<L, F, R> {
         }
         // SAFETY: a JobRef whose `run` is a stack job's `run_on_worker` was
         // made by `as_job_ref`, which stores an initialised pointer.
-        let address = unsafe { job.data.assume_init() };
+        let address = unsafe { job.data.assume_pointer() };
         std::ptr::eq(address, self as *const Self as *const ())
     }
 
@@ -267,7 +329,7 @@ impl<L: Latch, F: FnOnce(bool) -> R + Send, R: Send> StackJob<L, F, R> {
         // SAFETY: by `as_job_ref`'s contract the job is alive until its latch is
         // set below, and this runs once, so nobody else touches `func`/`result`.
         unsafe {
-            let this = &*(data.assume_init() as *const Self);
+            let this = &*(data.assume_pointer() as *const Self);
             let func = (*this.func.get()).take().expect("stack job run twice");
             *this.result.get() = match panic::catch_unwind(AssertUnwindSafe(|| func(true))) {
                 Ok(value) => JobResult::Done(value),
