@@ -127,7 +127,7 @@ pub fn cases() -> Vec<Case> {
         empty,
         Case {
             variant: "boxed",
-            about: "as marl/empty, but each closure also carries three words it does not use (32 bytes in all), which every scheduler, weft too, allocates per task",
+            about: "as marl/empty, but each closure also carries three words it does not use (32 bytes in all), which every peer allocates per task and weft stores in the job (spawn/* has the sizes on either side)",
             run: |kind, workers, n| with_peer!(kind, Tasks, flood(workers, n as usize, Payload::Boxed)),
             ..empty
         },
@@ -219,8 +219,8 @@ fn rounds_on(
 enum Payload {
     /// Only its completion handle, as marl's `[=] { wg.done(); }` does.
     Empty,
-    /// Its handle and three words it does not use: a closure every
-    /// scheduler allocates (weft stores one of at most one word in the job).
+    /// Its handle and three words it does not use: 32 bytes, which every
+    /// peer allocates (weft stores up to 32 bytes in the job).
     Boxed,
     /// Its index and marl's doSomeWork loop ([`SOME_WORK_ITERS`]).
     Work,
@@ -229,7 +229,7 @@ enum Payload {
 /// `n` tasks from this thread; the bench's own latch (identical for all)
 /// tells when all have run. Each scheduler stores the closures its own way:
 /// rayon, tokio and threadpool allocate one per task, weft only those of
-/// more than one word.
+/// more than 32 bytes.
 fn flood<S: Sched>(workers: usize, n: usize, payload: Payload) -> Measured {
     let pool = leak(S::build(workers));
     warm_up(pool, workers);

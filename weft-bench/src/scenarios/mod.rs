@@ -10,6 +10,7 @@ pub mod go;
 pub mod join;
 pub mod marl;
 pub mod par;
+pub mod spawn;
 pub mod tpcpp;
 pub mod wake;
 
@@ -23,6 +24,7 @@ use std::time::{Duration, Instant};
 pub fn catalogue() -> Vec<Case> {
     [
         marl::cases(),
+        spawn::cases(),
         tpcpp::cases(),
         go::cases(),
         wake::cases(),

@@ -1,0 +1,121 @@
+//! The spawn path by the size of what a closure captures: empty tasks whose
+//! closures hold 8 to 64 bytes, from an outside thread (a flood) and from
+//! inside the pool (chains of tasks that each spawn the next). Every peer
+//! allocates each closure; weft stores those of up to 32 bytes in the job
+//! itself (its job.rs says why that size), so these rows show what the
+//! allocation costs and where weft's path stops avoiding it.
+
+use std::hint::black_box;
+
+use super::{leak, ns_per, timed, warm_up, Case, Measured, TASKS};
+use crate::latch::Latch;
+use crate::scheds::Sched;
+use crate::with_peer;
+
+/// One pool's chains: where each task finds the pool and the latch, so
+/// that a chain's closure holds only this reference, its countdown and its
+/// padding.
+struct Chain<S: 'static> {
+    pool: &'static S,
+    latch: Latch,
+}
+
+/// `n` empty tasks from this thread, each capturing the latch's reference
+/// and `PAD` unused words: `8 * (PAD + 1)` bytes of closure.
+fn flood<S: Sched, const PAD: usize>(workers: usize, n: usize) -> Measured {
+    let pool = leak(S::build(workers));
+    warm_up(pool, workers);
+    let latch = leak(Latch::new(n));
+    let ((), wall, cpu) = timed(|| {
+        for i in 0..n {
+            let unused = [i as u64; PAD];
+            pool.spawn(move || {
+                black_box(&unused);
+                latch.count_down();
+            });
+        }
+        latch.wait();
+    });
+    Measured::new(wall, cpu, ns_per(wall, n as u64))
+}
+
+/// One task of a chain: counts itself down and spawns the next from inside
+/// the pool until `left` runs out. Captures the chain's reference, `left`
+/// and `PAD` unused words: `8 * (PAD + 2)` bytes.
+fn chain_link<S: Sched, const PAD: usize>(chain: &'static Chain<S>, left: u64, unused: [u64; PAD]) {
+    black_box(&unused);
+    chain.latch.count_down();
+    if left > 1 {
+        let unused = [left; PAD];
+        chain
+            .pool
+            .spawn(move || chain_link::<S, PAD>(chain, left - 1, unused));
+    }
+}
+
+/// One chain per worker, `n` tasks in all, each spawned by the one before.
+fn chains<S: Sched, const PAD: usize>(workers: usize, n: usize) -> Measured {
+    let pool = leak(S::build(workers));
+    warm_up(pool, workers);
+    let per_chain = (n / workers).max(1) as u64;
+    let chain = leak(Chain {
+        pool,
+        latch: Latch::new(per_chain as usize * workers),
+    });
+    let ((), wall, cpu) = timed(|| {
+        for _ in 0..workers {
+            pool.spawn(move || chain_link::<S, PAD>(chain, per_chain, [0; PAD]));
+        }
+        chain.latch.wait();
+    });
+    Measured::new(wall, cpu, ns_per(wall, per_chain * workers as u64))
+}
+
+/// The cases of one shape at each size: for each, the entry point that
+/// `with_peer!` dispatches to (it names the scheduler type alone) and the
+/// case, `base` with its variant and run.
+macro_rules! sized_cases {
+    ($($base:ident $variant:literal => $name:ident = $body:ident::<$pad:literal>;)*) => {{
+        $(
+            fn $name<S: Sched>(workers: usize, n: u64) -> Measured {
+                $body::<S, $pad>(workers, n as usize)
+            }
+        )*
+        vec![$(
+            Case {
+                variant: $variant,
+                run: |kind, workers, n| with_peer!(kind, Tasks, $name(workers, n)),
+                ..$base
+            },
+        )*]
+    }};
+}
+
+pub fn cases() -> Vec<Case> {
+    let outside = Case {
+        scenario: "spawn/outside",
+        variant: "",
+        about: "N empty tasks submitted from an outside thread, each closure capturing the completion latch's reference and unused words to the size named (size = N); wait for all",
+        unit: "ns/task",
+        higher_is_better: false,
+        sizes: [1_000, 65_536, 262_144],
+        needs: TASKS,
+        run: |_, _, _| unreachable!("each spawn case has a run of its own"),
+    };
+    let inside = Case {
+        scenario: "spawn/chain",
+        about: "one chain per worker, N tasks in all: each task counts down and spawns the next from inside the pool, its closure capturing the chain's reference, its countdown and unused words to the size named (size = N)",
+        ..outside
+    };
+    sized_cases! {
+        outside "8 B" => flood_8 = flood::<0>;
+        outside "16 B" => flood_16 = flood::<1>;
+        outside "24 B" => flood_24 = flood::<2>;
+        outside "32 B" => flood_32 = flood::<3>;
+        outside "64 B" => flood_64 = flood::<7>;
+        inside "16 B" => chain_16 = chains::<0>;
+        inside "24 B" => chain_24 = chains::<1>;
+        inside "32 B" => chain_32 = chains::<2>;
+        inside "64 B" => chain_64 = chains::<6>;
+    }
+}
