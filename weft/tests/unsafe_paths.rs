@@ -484,3 +484,79 @@ fn the_building_threads_seat_is_freed_once_at_thread_exit() {
     .join()
     .unwrap();
 }
+
+/// A spawned future is stored in its task, pinned there: a future that is
+/// not `Unpin` sees its own address unchanged from poll to poll and in its
+/// destructor, and is dropped once, in place, whether it finishes, is
+/// aborted while waiting, panics, or panics again in its destructor.
+#[test]
+fn spawned_futures_stay_pinned_in_their_task_and_drop_once_in_place() {
+    use std::future::Future;
+    use std::marker::PhantomPinned;
+    use std::pin::Pin;
+    use std::task::{Context, Poll};
+
+    static DROPS: AtomicUsize = AtomicUsize::new(0);
+
+    /// Ready on its third poll (or never, if `forever`), after checking its
+    /// address each time; panics on that poll if `bomb`, and in its drop too
+    /// if `bomb` and already finished.
+    struct Pinned {
+        seen_at: Option<usize>,
+        polls: u32,
+        forever: Option<weft::Event>,
+        bomb: bool,
+        _pin: PhantomPinned,
+    }
+    impl Future for Pinned {
+        type Output = u32;
+        fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<u32> {
+            // SAFETY: nothing is moved out; only plain fields are written.
+            let this = unsafe { self.get_unchecked_mut() };
+            let here = this as *const Pinned as usize;
+            assert_eq!(
+                *this.seen_at.get_or_insert(here),
+                here,
+                "moved between polls"
+            );
+            this.polls += 1;
+            if this.forever.is_some() || this.polls < 3 {
+                cx.waker().wake_by_ref();
+                return Poll::Pending;
+            }
+            if this.bomb {
+                panic!("the future panics");
+            }
+            Poll::Ready(this.polls)
+        }
+    }
+    impl Drop for Pinned {
+        fn drop(&mut self) {
+            if let Some(seen_at) = self.seen_at {
+                assert_eq!(
+                    seen_at, self as *const Pinned as usize,
+                    "moved before its drop"
+                );
+            }
+            DROPS.fetch_add(1, Ordering::SeqCst);
+            if self.bomb && !std::thread::panicking() {
+                panic!("and its destructor panics");
+            }
+        }
+    }
+    let pinned = |forever: Option<weft::Event>, bomb| Pinned {
+        seen_at: None,
+        polls: 0,
+        forever,
+        bomb,
+        _pin: PhantomPinned,
+    };
+    let pool = pool(2);
+    assert_eq!(pool.spawn_future(pinned(None, false)).join().unwrap(), 3);
+    assert!(pool.spawn_future(pinned(None, true)).join().is_err());
+    let waiting = pool.spawn_future(pinned(Some(weft::Event::new(weft::EventMode::Auto)), false));
+    waiting.abort();
+    assert!(waiting.join().unwrap_err().is::<weft::Aborted>());
+    drop(pool);
+    assert_eq!(DROPS.load(Ordering::SeqCst), 3);
+}

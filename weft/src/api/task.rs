@@ -349,7 +349,17 @@ impl<T> Packet<T> {
     /// its destructor's panic if it panics (a panic is a panic, aborted or
     /// not), else [`Aborted`] if the handle was aborted, else `unfinished()`.
     pub(crate) fn abandon<W>(&self, work: W, unfinished: fn() -> Payload) {
-        let payload = match drop_caught(work) {
+        self.abandon_dropped(drop_caught(work), unfinished);
+    }
+
+    /// As [`Packet::abandon`], for work the caller has dropped itself (a
+    /// pinned future, dropped where it lies), with what its drop gave.
+    pub(crate) fn abandon_dropped(
+        &self,
+        dropped: std::thread::Result<()>,
+        unfinished: fn() -> Payload,
+    ) {
+        let payload = match dropped {
             Ok(()) if self.abort_requested() => aborted(),
             Ok(()) => unfinished(),
             Err(payload) => payload,

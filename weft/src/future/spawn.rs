@@ -4,7 +4,8 @@
 //!
 //! A spawned future lives in a `Task`: an `Arc` shared by its wakers and by
 //! its queued poll (the queue holds one reference to the task itself, so a
-//! poll costs no allocation). The task's [`TaskState`] (task_state.rs,
+//! poll costs no allocation). The future is stored in the task itself, so
+//! a spawn allocates the task and the handle's packet, not a box besides. The task's [`TaskState`] (task_state.rs,
 //! loom-checked) decides who queues the next poll: only a wake of an idle
 //! task does, so a future is never queued twice nor polled by two workers at
 //! once, and a wake during its poll queues it once more after the poll.
@@ -31,43 +32,84 @@
 //! [`yield_async`]: crate::yield_async
 
 use crate::future::task_state::TaskState;
+use std::cell::UnsafeCell;
 use std::fmt;
 use std::future::Future;
 use std::panic::{self, AssertUnwindSafe};
 use std::pin::Pin;
+use std::ptr;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Weak};
 use std::task::{Context, Poll, Wake, Waker};
 use std::thread;
 
 use crate::api::task::{self, JoinHandle, Packet, Stop};
-use crate::facade::lock;
 use crate::sched::job::{arc_job_ref, ArcJob, JobRef};
 use crate::sched::parked::Parked;
 use crate::sched::registry::Registry;
 use crate::sched::unwind::{drop_payload, Payload};
 use crate::sched::worker::WorkerThread;
 
-type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
-
 /// A spawned future and everything needed to poll it and report its result.
-struct Task<T> {
+struct Task<F: Future> {
     state: TaskState,
-    /// The future, `None` once it finished or was dropped. Only the party that
-    /// moved `state` to RUNNING or (from IDLE or SCHEDULED) to DONE touches it,
-    /// so the lock is never contended; it is there to avoid `unsafe`.
-    future: Mutex<Option<BoxFuture<T>>>,
-    packet: Arc<Packet<T>>,
+    /// The future, `None` once it finished or was dropped. Only the party
+    /// that moved `state` to RUNNING or (from IDLE or SCHEDULED) to DONE
+    /// touches it (task_state.rs; its loom models check that no two parties
+    /// ever hold those at once), and the state's transitions are
+    /// Acquire/Release, which orders one party's use before the next's: so
+    /// no lock. Pinned where it is: the task is an `Arc`'s, which never
+    /// moves, and the future leaves the slot only by being dropped in place
+    /// ([`drop_in_slot`]).
+    future: UnsafeCell<Option<F>>,
+    packet: Arc<Packet<F::Output>>,
     registry: Arc<Registry>,
     /// Whether the task is listed in its pool's parked list (parked.rs).
     listed: AtomicBool,
+}
+
+// SAFETY: the future is moved to the task's first poller and used by one
+// thread at a time (the `future` field's doc), so `F: Send` suffices for
+// sharing the task; everything else in it is `Sync`.
+unsafe impl<F: Future + Send> Sync for Task<F> where F::Output: Send {}
+
+/// Drops the future in `slot` where it lies (it is pinned) and leaves the
+/// slot empty, catching a panic of its destructor.
+fn drop_in_slot<F>(slot: &mut Option<F>) -> thread::Result<()> {
+    let Some(future) = slot.as_mut() else {
+        return Ok(());
+    };
+    let future: *mut F = future;
+    // SAFETY: the future is dropped once, here: whether or not its
+    // destructor unwinds, the slot is overwritten with `None` below
+    // without dropping its old contents again.
+    let dropped = panic::catch_unwind(AssertUnwindSafe(|| unsafe { ptr::drop_in_place(future) }));
+    // SAFETY: `slot` is a valid `&mut`; its old value was dropped above.
+    unsafe { ptr::write(slot, None) };
+    dropped
 }
 
 /// The payload a [`JoinHandle`] reports for a future dropped before it
 /// finished, unless it was aborted (then it is [`Aborted`](crate::Aborted)).
 const DROPPED: &str = "weft: the future was dropped before it finished (its pool shut down, or nothing could wake it any more)";
 
-impl<T: Send + 'static> Task<T> {
+impl<F> Task<F>
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    /// The future's slot, for the party that holds the task's state.
+    ///
+    /// # Safety
+    /// The caller moved `state` to RUNNING, or to DONE from IDLE or
+    /// SCHEDULED, and uses the slot only until it lets go of that state.
+    #[allow(clippy::mut_from_ref)]
+    unsafe fn slot(&self) -> &mut Option<F> {
+        // SAFETY: forwarded from this function's contract: no one else
+        // touches the slot meanwhile (the `future` field's doc).
+        unsafe { &mut *self.future.get() }
+    }
+
     /// Polls the future once. The body of every job that polls a task.
     fn run(self: Arc<Self>) {
         self.state.start();
@@ -78,29 +120,33 @@ impl<T: Send + 'static> Task<T> {
         }
         let waker = Waker::from(Arc::clone(&self));
         let mut cx = Context::from_waker(&waker);
-        let mut slot = lock(&self.future);
+        // SAFETY: `start` moved the state to RUNNING; the slot is used
+        // until `after_pending` or `finish` below.
+        let slot = unsafe { self.slot() };
         let Some(future) = slot.as_mut() else {
             // Unreachable by the state machine; harmless if it were.
             self.state.finish();
             return;
         };
+        // SAFETY: the future is never moved out of its slot in the task's
+        // `Arc` (the `future` field's doc).
+        let mut future = unsafe { Pin::new_unchecked(future) };
         let outcome = {
             let _polling = WorkerThread::current().map(WorkerThread::enter_poll);
             panic::catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(&mut cx)))
         };
         let result = match outcome {
             Ok(Poll::Pending) => {
-                drop(slot);
                 self.after_pending();
                 return;
             }
             Ok(Poll::Ready(value)) => Ok(value),
             Err(payload) => Err(payload),
         };
+        // This poll moves the state to DONE, so the slot stays its own.
         self.state.finish();
-        let future = slot.take();
-        drop(slot);
-        let result = match (drop_future(future), result) {
+        let dropped = drop_in_slot(slot);
+        let result = match (dropped, result) {
             (Ok(()), result) => result,
             // A destructor that panics after `Ready` still counts as a panic.
             (Err(payload), Ok(value)) => {
@@ -144,8 +190,10 @@ impl<T: Send + 'static> Task<T> {
     /// Drops the future and reports it as dropped (or aborted). The caller
     /// moved the state to DONE itself, so no one else touches the future.
     fn abandon(&self) {
-        let future = lock(&self.future).take();
-        self.packet.abandon(future, dropped);
+        // SAFETY: the caller moved the state to DONE (this function's doc),
+        // and DONE is never left.
+        let dropped_now = drop_in_slot(unsafe { self.slot() });
+        self.packet.abandon_dropped(dropped_now, dropped);
     }
 }
 
@@ -154,12 +202,11 @@ fn dropped() -> Payload {
     Box::new(DROPPED)
 }
 
-/// Drops a future, catching a panic of its destructor.
-fn drop_future<T>(future: Option<T>) -> thread::Result<()> {
-    crate::sched::unwind::drop_caught(future)
-}
-
-impl<T: Send + 'static> Wake for Task<T> {
+impl<F> Wake for Task<F>
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
     fn wake(self: Arc<Self>) {
         self.wake_by_ref();
     }
@@ -171,7 +218,11 @@ impl<T: Send + 'static> Wake for Task<T> {
     }
 }
 
-impl<T: Send + 'static> Stop for Task<T> {
+impl<F> Stop for Task<F>
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
     fn stop(self: Arc<Self>) {
         // An idle future is dropped now; a queued or running one at the poll
         // this wake makes sure comes (the abort mark is set before it).
@@ -183,7 +234,11 @@ impl<T: Send + 'static> Stop for Task<T> {
     }
 }
 
-impl<T: Send + 'static> Parked for Task<T> {
+impl<F> Parked for Task<F>
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
     fn abandon_if_waiting(&self) {
         if self.state.cancel_if_idle() {
             self.abandon();
@@ -195,20 +250,16 @@ impl<T: Send + 'static> Parked for Task<T> {
     }
 }
 
-impl<T> Drop for Task<T> {
+impl<F: Future> Drop for Task<F> {
     /// The last waker went away while the future was pending: nothing can
     /// poll it again. Its future is dropped with the task; the handle learns.
     fn drop(&mut self) {
-        let future = self
-            .future
-            .get_mut()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .take();
-        self.packet.abandon(future, dropped);
+        let dropped_now = drop_in_slot(self.future.get_mut());
+        self.packet.abandon_dropped(dropped_now, dropped);
     }
 }
 
-impl<T> fmt::Debug for Task<T> {
+impl<F: Future> fmt::Debug for Task<F> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Task")
             .field("state", &self.state)
@@ -216,14 +267,22 @@ impl<T> fmt::Debug for Task<T> {
     }
 }
 
-impl<T: Send + 'static> ArcJob for Task<T> {
+impl<F> ArcJob for Task<F>
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
     fn run_job(self: Arc<Self>) {
         self.run();
     }
 }
 
 /// The job that polls `task` once: the task itself, no allocation.
-fn poll_job<T: Send + 'static>(task: Arc<Task<T>>) -> JobRef {
+fn poll_job<F>(task: Arc<Task<F>>) -> JobRef
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
     arc_job_ref(task)
 }
 
@@ -232,7 +291,11 @@ fn poll_job<T: Send + 'static>(task: Arc<Task<T>>) -> JobRef {
 /// running there (the woken future runs right after it), else on its local
 /// queue; anywhere else on that pool's global queue. A pool that was closed
 /// meanwhile cannot run it any more: the future is dropped here.
-fn schedule<T: Send + 'static>(task: Arc<Task<T>>) {
+fn schedule<F>(task: Arc<Task<F>>)
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
     if let Some(worker) = crate::context::worker_of(&task.registry) {
         // Even in a closed pool: a running job's push is counted before
         // the job finishes, so the pool runs it before it terminates.
@@ -249,7 +312,11 @@ fn schedule<T: Send + 'static>(task: Arc<Task<T>>) {
 
 /// Queues a poll of `task` from outside its pool; a pool that was closed
 /// meanwhile can never run it: the future is dropped, its handle told.
-fn inject_or_abandon<T: Send + 'static>(task: Arc<Task<T>>) {
+fn inject_or_abandon<F>(task: Arc<Task<F>>)
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
     let registry = Arc::clone(&task.registry);
     if let Err(task) = registry.inject(task, poll_job) {
         task.state.finish();
@@ -262,7 +329,11 @@ fn inject_or_abandon<T: Send + 'static>(task: Arc<Task<T>>) {
 /// worker's other tasks, in its `yielded` queue, so that a future that wakes
 /// itself (as [`yield_async`] does) does not starve them; thieves take from
 /// that queue too.
-fn requeue<T: Send + 'static>(task: Arc<Task<T>>) {
+fn requeue<F>(task: Arc<Task<F>>)
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
     match crate::context::worker_of(&task.registry) {
         // Even in a closed pool: as in `schedule`, the push is counted
         // while the polling job runs.
@@ -281,12 +352,12 @@ where
     let (handle, packet) = task::packet();
     let task = Arc::new(Task {
         state: TaskState::scheduled(),
-        future: Mutex::new(Some(Box::pin(future))),
+        future: UnsafeCell::new(Some(future)),
         packet,
         registry: Arc::clone(registry),
         listed: AtomicBool::new(false),
     });
-    let stopper: Weak<Task<F::Output>> = Arc::downgrade(&task);
+    let stopper: Weak<Task<F>> = Arc::downgrade(&task);
     task.packet.stop_with(stopper);
     schedule(task);
     handle
