@@ -199,6 +199,14 @@ where
 
 /// A fresh result slot and the handle that reads it.
 pub(crate) fn packet<T>() -> (JoinHandle<T>, Arc<Packet<T>>) {
+    packet_stopped_by(None)
+}
+
+/// As [`packet`], for a future's task that an abort reaches through
+/// `stopper` (set here rather than later, to spare the spawn a lock).
+pub(crate) fn packet_stopped_by<T>(
+    stopper: Option<Weak<dyn Stop>>,
+) -> (JoinHandle<T>, Arc<Packet<T>>) {
     let packet = Arc::new(Packet {
         done: AtomicBool::new(false),
         claim: AtomicU8::new(UNCLAIMED),
@@ -206,7 +214,7 @@ pub(crate) fn packet<T>() -> (JoinHandle<T>, Arc<Packet<T>>) {
             result: None,
             waiter: None,
             waker: None,
-            stopper: None,
+            stopper,
             completion: None,
         }),
     });
@@ -339,11 +347,6 @@ impl<T> Packet<T> {
         self.claim.load(Ordering::Relaxed) == ABORTED
     }
 
-    /// Lets an abort reach `task`, the future's task this packet belongs to.
-    pub(crate) fn stop_with(&self, task: Weak<dyn Stop>) {
-        lock(&self.inner).stopper = Some(task);
-    }
-
     /// Drops `work`, a task's closure or future that will never finish, and
     /// reports it unless the handle has its result already: the payload of
     /// its destructor's panic if it panics (a panic is a panic, aborted or
@@ -360,6 +363,9 @@ impl<T> Packet<T> {
         unfinished: fn() -> Payload,
     ) {
         let payload = match dropped {
+            // Nothing to report, and no payload to make for nobody: the
+            // common end of a future that finished.
+            Ok(()) if self.is_done() => return,
             Ok(()) if self.abort_requested() => aborted(),
             Ok(()) => unfinished(),
             Err(payload) => payload,

@@ -349,18 +349,21 @@ where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
 {
-    let (handle, packet) = task::packet();
-    let task = Arc::new(Task {
-        state: TaskState::scheduled(),
-        future: UnsafeCell::new(Some(future)),
-        packet,
-        registry: Arc::clone(registry),
-        listed: AtomicBool::new(false),
+    let mut handle = None;
+    let task = Arc::new_cyclic(|task: &Weak<Task<F>>| {
+        let stopper: Weak<dyn Stop> = task.clone();
+        let (join, packet) = task::packet_stopped_by(Some(stopper));
+        handle = Some(join);
+        Task {
+            state: TaskState::scheduled(),
+            future: UnsafeCell::new(Some(future)),
+            packet,
+            registry: Arc::clone(registry),
+            listed: AtomicBool::new(false),
+        }
     });
-    let stopper: Weak<Task<F>> = Arc::downgrade(&task);
-    task.packet.stop_with(stopper);
     schedule(task);
-    handle
+    handle.expect("new_cyclic ran its closure")
 }
 
 impl crate::Pool {
