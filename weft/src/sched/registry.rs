@@ -486,14 +486,23 @@ impl Registry {
     /// still searching when the next one arrives takes it without the
     /// wake-up the loop would otherwise wait for (on the 2-core VM, 23 us,
     /// as long as a 100k-element sum). So for `window` searchers keep
-    /// searching past the spin time (sleep.rs, invariant 3: still at most
-    /// `max_searching` of them, for a bounded time, and only after a loop).
+    /// searching past the spin time, and every idle worker may search
+    /// (sleep.rs, invariant 3: for a bounded time, and only after a loop).
     #[cfg_attr(loom, allow(dead_code))]
     pub(crate) fn linger(&self, window: Duration) {
         let until = self.epoch.elapsed().saturating_add(window);
         let until = u64::try_from(until.as_nanos()).unwrap_or(u64::MAX);
         // Relaxed: a hint about how long to spin; no data rides on it.
         self.linger_until.fetch_max(until, Ordering::Relaxed);
+    }
+
+    /// Whether a linger window (`Registry::linger`) is open now: then every
+    /// idle worker may search (sleep.rs, invariant 3). A clock read only in
+    /// a pool that has run a parallel loop from outside.
+    pub(crate) fn is_lingering(&self) -> bool {
+        // Relaxed: as in `linger`.
+        let until = self.linger_until.load(Ordering::Relaxed);
+        until != 0 && u64::try_from(self.epoch.elapsed().as_nanos()).unwrap_or(u64::MAX) < until
     }
 
     /// How long a search that started at `started` may spin: the pool's

@@ -525,7 +525,7 @@ impl WorkerThread {
                     self.execute(job);
                     continue;
                 }
-                match sleep.begin_idle(self.index) {
+                match sleep.begin_idle_with(self.index, self.registry.is_lingering()) {
                     Idle::Search => searching = true,
                     Idle::Registered => {
                         // Reasons of our own are checked after registering: their
@@ -883,7 +883,13 @@ impl WorkerThread {
             }
             // A worker woken for a task that someone else took spins on only
             // within the bound on searchers (invariant 3 of the protocol).
-            if woken && first_sweep && self.registry.sleep.too_many_searching() {
+            if woken
+                && first_sweep
+                && self
+                    .registry
+                    .sleep
+                    .too_many_searching(self.registry.is_lingering())
+            {
                 return Search::GaveUp;
             }
             first_sweep = false;
