@@ -210,8 +210,9 @@
 //! while it waits in the pool, and a pool dropped away from it keeps
 //! running for it (see the method).
 //!
-//! From tokio, for closures: [`JoinSet`], a group of tasks joined in the
-//! order they finish (with [`JoinError`] and [`AbortHandle`]), and
+//! From tokio: [`JoinSet`], a group of closures and futures joined in the
+//! order they finish (with [`JoinError`] and [`AbortHandle`]; from async
+//! code, [`JoinSet::join_next_async`]), and
 //! [`Pool::shutdown_timeout`], which bounds how long queued tasks may keep
 //! starting once the pool shuts down, drops the rest and counts them
 //! ([`ShutdownReport`]).
