@@ -230,6 +230,7 @@ const CASES: &[(&str, fn())] = &[
         "shutdown-timeout-races-spawns",
         shutdown_timeout_races_spawns,
     ),
+    ("adopted-seat-races-the-drop", adopted_seat_races_the_drop),
 ];
 
 /// The child side: does nothing unless a case is named.
@@ -3126,6 +3127,99 @@ fn shutdown_timeout_races_spawns() {
     }
 }
 
+/// A pool whose worker 0 is the thread that built it
+/// (`use_current_thread`), dropped by that thread while other threads
+/// spawn through handles and wake a waiting future, while its start and
+/// stop hooks spawn, and while some of its tasks throw bombs: every
+/// accepted task runs once, the hooks' tasks run, the future ends one way
+/// or the other, the drop returns and the thread is no worker after it.
+fn adopted_seat_races_the_drop() {
+    for round in 0..12 {
+        thread::spawn(move || {
+            let workers = 2 + round % 3;
+            let ran = counter();
+            let accepted = counter();
+            let hook_tasks = counter();
+            let pool = {
+                let (start_ran, stop_ran) = (Arc::clone(&hook_tasks), Arc::clone(&hook_tasks));
+                Pool::builder()
+                    .workers(workers)
+                    .use_current_thread()
+                    .on_thread_start(move |_| {
+                        let ran = Arc::clone(&start_ran);
+                        weft::spawn(move || {
+                            ran.fetch_add(1, SeqCst);
+                        });
+                    })
+                    .on_thread_stop(move |_| {
+                        let ran = Arc::clone(&stop_ran);
+                        weft::spawn(move || {
+                            ran.fetch_add(1, SeqCst);
+                        });
+                    })
+                    .build()
+                    .unwrap()
+            };
+            let event = Event::new(EventMode::Manual);
+            let waiting = {
+                let event = event.clone();
+                pool.spawn_future(async move { event.wait_async().await })
+            };
+            let bombs = counter();
+            for i in 0..100 {
+                if i % 10 == 0 {
+                    let bombs = Arc::clone(&bombs);
+                    weft::spawn(move || {
+                        bombs.fetch_add(1, SeqCst);
+                        throw_bomb();
+                    });
+                } else {
+                    let ran = Arc::clone(&ran);
+                    accepted.fetch_add(1, SeqCst);
+                    weft::spawn(move || {
+                        ran.fetch_add(1, SeqCst);
+                    });
+                }
+            }
+            let spammers: Vec<_> = (0..2)
+                .map(|_| {
+                    let (handle, ran, accepted) =
+                        (pool.handle(), Arc::clone(&ran), Arc::clone(&accepted));
+                    thread::spawn(move || loop {
+                        let ran = Arc::clone(&ran);
+                        accepted.fetch_add(1, SeqCst);
+                        if handle
+                            .spawn(move || {
+                                ran.fetch_add(1, SeqCst);
+                            })
+                            .is_err()
+                        {
+                            accepted.fetch_sub(1, SeqCst);
+                            break;
+                        }
+                    })
+                })
+                .collect();
+            let waker = thread::spawn(move || event.signal());
+            drop(pool);
+            for spammer in spammers {
+                spammer.join().unwrap();
+            }
+            waker.join().unwrap();
+            // Woken before or after the pool closed: it finished or was
+            // dropped, and either way its handle is complete.
+            let _ = join_within(waiting, "the waiting future's handle");
+            assert_eq!(ran.load(SeqCst), accepted.load(SeqCst), "round {round}");
+            assert_eq!(bombs.load(SeqCst), 10, "round {round}");
+            // One start and one stop hook per started thread (not seat 0).
+            assert_eq!(hook_tasks.load(SeqCst), 2 * (workers - 1), "round {round}");
+            assert_eq!(weft::current_worker_index(), None);
+        })
+        .join()
+        .unwrap();
+    }
+}
+
 macro_rules! edge_tests {
     ($($test:ident => $case:literal,)*) => {
         $(
@@ -3209,4 +3303,5 @@ edge_tests! {
     stop_hooks_may_suspend_on_tasks_they_spawn => "stop-hooks-suspend-on-tasks",
     bombs_thrown_after_a_suspended_wait_are_contained => "bombs-after-suspension",
     shutdown_timeout_races_spawns_through_handles => "shutdown-timeout-races-spawns",
+    a_building_threads_seat_races_its_drop_with_spawns_wakes_hooks_and_bombs => "adopted-seat-races-the-drop",
 }
