@@ -78,7 +78,12 @@
 //!    spare thread of `weft::blocking` going back to idle) would do neither,
 //!    so it *hands off* (`WorkerThread::hand_off`): after its last RMW on
 //!    `state`, a fence and one more look at the queues, with a notify for
-//!    what it sees (spares.rs gives the whole argument).
+//!    what it sees (spares.rs gives the whole argument). The seat held by
+//!    the thread that built its pool (`use_current_thread`, adopted.rs)
+//!    needs no hand-off: it leaves the loop only where any waiting worker
+//!    does, at the end of a wait (after `end_search`, with rule
+//!    *last-searcher*), and is then a working seat until its next wait,
+//!    which is the only place it sleeps.
 //!
 //!    **Join stacks.** `join` leaves its second half on its seat's join
 //!    stack (join_stack.rs), and only the push that makes that stack

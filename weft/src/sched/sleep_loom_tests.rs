@@ -29,6 +29,9 @@ struct Model {
     local: Vec<AtomicUsize>,
     /// Whether a worker's own look at the global queue takes a batch.
     batch: bool,
+    /// Whether the workers are in a linger window, where every idle
+    /// worker may search (sleep.rs, invariant 3).
+    lingering: bool,
     /// Whether the first task to run waits until another task has run.
     gated: bool,
     first_started: AtomicBool,
@@ -52,6 +55,7 @@ impl Model {
             queued: AtomicUsize::new(0),
             local: (0..workers).map(|_| AtomicUsize::new(0)).collect(),
             batch,
+            lingering: false,
             gated: batch,
             first_started: AtomicBool::new(false),
             gate: Mutex::new(false),
@@ -165,7 +169,7 @@ impl Model {
                     self.run_task();
                     continue;
                 }
-                match self.sleep.begin_idle(index) {
+                match self.sleep.begin_idle_with(index, self.lingering) {
                     Idle::Search => searching = true,
                     Idle::Registered => {
                         searching = self.sleep_unless(index, false);
@@ -248,6 +252,17 @@ fn three_workers_one_push_bounded_searchers() {
 fn three_workers_three_pushes_with_owed_wakes() {
     // Enough tasks that some wakes are owed by woken workers in flight.
     loom::model(|| run_model(3, 3, 0));
+}
+
+#[test]
+fn two_workers_two_pushes_in_a_linger_window() {
+    // Both workers may search at once (the bound is every seat), so a push
+    // may find two unclaimed searchers and claim one of them.
+    loom::model(|| {
+        let mut model = Model::new(2, 2, 0);
+        Arc::get_mut(&mut model).expect("not shared yet").lingering = true;
+        run_model_of(model, 2);
+    });
 }
 
 #[test]
