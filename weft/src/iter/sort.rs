@@ -729,12 +729,7 @@ impl<F> SortCtx<'_, F> {
             // comparison unwinds, `rest` moves exactly the elements not
             // yet taken into exactly the room left.
             unsafe {
-                let take_right = self.is_less(&*rest.right, &*rest.left);
-                let from = if take_right { rest.right } else { rest.left };
-                ptr::copy_nonoverlapping(from, rest.dest, 1);
-                rest.dest = rest.dest.add(1);
-                rest.right = rest.right.add(usize::from(take_right));
-                rest.left = rest.left.add(usize::from(!take_right));
+                self.merge_front(&mut rest);
 
                 // A tie goes to the right run's element, the later one.
                 let left_last = rest.left_end.sub(1);
@@ -751,16 +746,34 @@ impl<F> SortCtx<'_, F> {
             // SAFETY: both cursors are before their ends, at live
             // elements; `dest` has room for all that is left. If the
             // comparison unwinds, `rest` moves the remaining elements.
-            unsafe {
-                let take_right = self.is_less(&*rest.right, &*rest.left);
-                let from = if take_right { rest.right } else { rest.left };
-                ptr::copy_nonoverlapping(from, rest.dest, 1);
-                rest.dest = rest.dest.add(1);
-                rest.right = rest.right.add(usize::from(take_right));
-                rest.left = rest.left.add(usize::from(!take_right));
-            }
+            unsafe { self.merge_front(&mut rest) };
         }
         // `rest` moves what is left of the run that is not exhausted.
+    }
+
+    /// One step of the merge from the front: the lesser head moves to
+    /// `dest` (a tie goes to the left run's, the earlier one) and its
+    /// cursor and `dest` advance.
+    ///
+    /// # Safety
+    ///
+    /// Both cursors are at live elements before their ends, and `dest` is
+    /// room for one element not overlapping either run.
+    #[inline(always)]
+    unsafe fn merge_front<T>(&self, rest: &mut Merge<T>)
+    where
+        F: Fn(&T, &T) -> Ordering,
+    {
+        // SAFETY: forwarded from this function's contract; if the
+        // comparison unwinds, nothing has moved yet.
+        unsafe {
+            let take_right = self.is_less(&*rest.right, &*rest.left);
+            let from = if take_right { rest.right } else { rest.left };
+            ptr::copy_nonoverlapping(from, rest.dest, 1);
+            rest.dest = rest.dest.add(1);
+            rest.right = rest.right.add(usize::from(take_right));
+            rest.left = rest.left.add(usize::from(!take_right));
+        }
     }
 }
 
