@@ -136,6 +136,23 @@ fn spawned_closure_jobs_run_and_free() {
         .collect();
     let sums: Vec<_> = handles.into_iter().map(|h| h.join().unwrap()).collect();
     assert_eq!(sums, (0..8).map(|i| i * 4).collect::<Vec<_>>());
+    // Four words of captures travel beside the handle's packet pointer, in
+    // the job; five are boxed. Both read back intact, both dropped once.
+    let witness = std::sync::Arc::new(());
+    let four = (std::sync::Arc::clone(&witness), 1u64, 2u64, 3u64);
+    let five = (std::sync::Arc::clone(&witness), 1u64, 2u64, 3u64, 4u64);
+    let inline = pool.spawn_with_handle(move || {
+        let (arc, a, b, c) = four;
+        drop(arc);
+        a + b + c
+    });
+    let boxed = pool.spawn_with_handle(move || {
+        let (arc, a, b, c, d) = five;
+        drop(arc);
+        a + b + c + d
+    });
+    assert_eq!((inline.join().unwrap(), boxed.join().unwrap()), (6, 10));
+    assert_eq!(std::sync::Arc::strong_count(&witness), 1);
     let wg = weft::WaitGroup::new();
     wg.add(4);
     for _ in 0..4 {
@@ -149,9 +166,10 @@ fn spawned_closure_jobs_run_and_free() {
 
 static RAN: AtomicUsize = AtomicUsize::new(0);
 
-/// Spawns closures of every shape: nothing captured, one byte, one padded
-/// word, one reference, one `Arc`, four words (each fits in the job), and
-/// larger or more aligned ones, which are boxed.
+/// Spawns closures of every shape into a scope, which keeps one word of the
+/// job for its own pointer: nothing captured, one byte, one padded word, one
+/// reference, one `Arc`, two words, four words (each fits in the job beside
+/// the scope's pointer), and larger or more aligned ones, which are boxed.
 fn spawn_every_shape<'scope>(
     s: &weft::Scope<'scope>,
     counter: &'scope AtomicUsize,
@@ -177,13 +195,13 @@ fn spawn_every_shape<'scope>(
         drop(arc);
     });
     s.spawn(move |_| {
-        counter.fetch_add(usize::from(byte), Ordering::Relaxed); // two words: boxed
+        counter.fetch_add(usize::from(byte), Ordering::Relaxed); // two words
     });
-    let big = [1usize, 2, 3, 4];
+    let big = [1usize, 2, 3, 4]; // four words: the most that fits
     s.spawn(move |_| {
         RAN.fetch_add(big.iter().sum::<usize>(), Ordering::Relaxed);
     });
-    let wide = [1usize, 2, 3, 4, 5]; // more than the job holds: boxed
+    let wide = [1usize, 2, 3, 4, 5]; // five: with the scope's, more than the job holds: boxed
     s.spawn(move |_| {
         RAN.fetch_add(wide.iter().sum::<usize>(), Ordering::Relaxed);
     });
@@ -195,8 +213,8 @@ fn spawn_every_shape<'scope>(
 
 #[test]
 fn closures_of_every_size_run_once_in_or_out_of_the_job_word() {
-    // Closures of up to four words travel inside the job itself, larger
-    // ones are boxed: each shape, from outside the pool and from a worker, runs
+    // Closures of up to four words travel inside a scope's job beside its
+    // pointer, larger ones are boxed: each shape, from outside the pool and from a worker, runs
     // once, reads what it captured intact (pointer provenance included, for
     // Miri), and drops it once.
     let pool = pool(2);
@@ -212,7 +230,8 @@ fn closures_of_every_size_run_once_in_or_out_of_the_job_word() {
     assert_eq!(counter.load(Ordering::Relaxed), 2 * (100 + 7));
     assert_eq!(std::sync::Arc::strong_count(&witness), 1);
     // And through `spawn`, which adds a wrapper of no size: each of these
-    // fits in the job, the last with all four of its words.
+    // fits in the job, the last two with four and all five of its words,
+    // and the one after them is boxed.
     static TARGET: AtomicUsize = AtomicUsize::new(0);
     let target: &'static AtomicUsize = &TARGET;
     let before = RAN.load(Ordering::Relaxed);
@@ -246,13 +265,30 @@ fn closures_of_every_size_run_once_in_or_out_of_the_job_word() {
         target.fetch_add(1, Ordering::Relaxed);
         RAN.fetch_add(a + b, Ordering::Relaxed);
     });
-    let expected = before + 1 + 7 + 43 + 1000 + 10_000 + 100_000;
+    let five = (
+        std::sync::Arc::clone(&witness),
+        target,
+        100_000usize,
+        200_000usize,
+        400_000usize,
+    );
+    pool.spawn(move || {
+        let (arc, target, a, b, c) = five;
+        assert!(std::sync::Arc::strong_count(&arc) >= 2);
+        target.fetch_add(1, Ordering::Relaxed);
+        RAN.fetch_add(a + b + c, Ordering::Relaxed);
+    });
+    let six = [1_000_000usize, 2_000_000, 0, 0, 0, 0];
+    pool.spawn(move || {
+        RAN.fetch_add(six.iter().sum::<usize>(), Ordering::Relaxed);
+    });
+    let expected = before + 1 + 7 + 43 + 1000 + 10_000 + 100_000 + 700_000 + 3_000_000;
     while RAN.load(Ordering::Relaxed) < expected {
         std::thread::yield_now();
     }
     drop(pool); // joins the workers: everything queued has run
     assert_eq!(RAN.load(Ordering::Relaxed), expected);
-    assert_eq!(TARGET.load(Ordering::Relaxed), 2);
+    assert_eq!(TARGET.load(Ordering::Relaxed), 3);
     assert_eq!(std::sync::Arc::strong_count(&witness), 1);
 }
 

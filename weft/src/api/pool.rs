@@ -130,10 +130,11 @@ impl Pool {
     /// workers, the task goes onto that worker's own queue, where it runs
     /// newest-first (see the crate docs, "Task order").
     ///
-    /// A closure that captures up to 32 bytes (four words on a 64-bit
+    /// A closure that captures up to 40 bytes (five words on a 64-bit
     /// target: a few references, `Arc`s, indices) and is no more aligned
     /// than a pointer is queued without any allocation; a larger one is
-    /// boxed.
+    /// boxed. (A scope's spawn and [`spawn_with_handle`](Pool::spawn_with_handle)
+    /// keep a word of the job for themselves: up to 32 bytes there.)
     pub fn spawn<F>(&self, task: F)
     where
         F: FnOnce() + Send + 'static,

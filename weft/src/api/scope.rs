@@ -208,6 +208,10 @@ impl<'scope> Scope<'scope> {
     /// such tasks run newest-first there; in a FIFO scope ([`scope_fifo`],
     /// [`in_place_scope_fifo`]) oldest-first, as [`Scope::spawn_fifo`]'s
     /// (see the crate docs, "Task order").
+    ///
+    /// A closure that captures up to 32 bytes (four words on a 64-bit
+    /// target) and is no more aligned than a pointer is queued without any
+    /// allocation; a larger one is boxed.
     pub fn spawn<F>(&self, task: F)
     where
         F: FnOnce(&Scope<'scope>) + Send + 'scope,

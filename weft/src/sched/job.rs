@@ -7,17 +7,21 @@
 //! # Layout, and why this size
 //!
 //! A [`JobRef`] is [`INLINE_WORDS`] words of data and one function
-//! pointer: 40 bytes on a 64-bit target. The closures programs spawn
+//! pointer: 48 bytes on a 64-bit target. The closures programs spawn
 //! capture a few things (a counter and a latch, an `Arc` to shared state
 //! and an index, a channel's sender), and each of them boxed is an
 //! allocation on the submitting thread and a free on the worker's, which
 //! with one thread submitting and others running cost more than the
 //! scheduling itself (`spawn/*` and `marl/empty boxed` in weft-bench,
-//! docs/TUNING.md). Four words hold every such closure up to 32 bytes, and
-//! measured fastest of 1, 2, 4 and 8 words on small closures as well; a
-//! wider job makes every queue slot, and every copy in and out of a queue,
-//! larger for closures that are rare (a fifth word, which would let a
-//! scope's spawn keep 32 bytes besides its scope pointer, cost `join` 7-12%).
+//! docs/TUNING.md). Five words hold every such closure of up to 32 bytes
+//! whichever way it is spawned: `spawn` stores the caller's closure as it
+//! is (40 bytes fit), while a scope's spawn and `spawn_with_handle` add a
+//! pointer of their own (the scope, the handle's packet) beside it. Four
+//! words measured fastest of 1, 2, 4 and 8 on small closures, and the
+//! fifth measured no slower than four on `join`, on small spawns and on
+//! 24-byte scope spawns, while it halves the cost of a 32-byte scope spawn
+//! (docs/TUNING.md); a wider job makes every queue slot, and every copy in
+//! and out of a queue, larger for closures that are rare.
 //! Stack jobs and future tasks use the first word only, as a pointer.
 //!
 //! This is the crate's main use of `unsafe`: a [`JobRef`] outlives the borrow
@@ -33,7 +37,7 @@ use std::sync::Arc;
 use crate::sched::latch::Latch;
 
 /// Words of a job's data: what a closure may capture and still need no box.
-pub(crate) const INLINE_WORDS: usize = 4;
+pub(crate) const INLINE_WORDS: usize = 5;
 
 /// [`INLINE_WORDS`] in bytes.
 pub(crate) const INLINE_BYTES: usize = INLINE_WORDS * mem::size_of::<usize>();
