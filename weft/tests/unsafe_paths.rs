@@ -596,3 +596,98 @@ fn spawned_futures_stay_pinned_in_their_task_and_drop_once_in_place() {
     drop(pool);
     assert_eq!(DROPS.load(Ordering::SeqCst), 3);
 }
+
+/// A spawned future's task is one allocation that its handle shares with
+/// its wakers, which are written by hand (a vtable over the task's `Arc`,
+/// counting the references that can lead to a poll). Every way a waker is
+/// used: the borrowed one a poll hands its future, cloned and kept, woken
+/// by value and by reference, from a worker and from a plain thread, and
+/// dropped for good, which drops a pending future while its handle lives;
+/// an abort of an idle future; a future that awaits its own handle, which
+/// only the pool's drop breaks. Each future is dropped once, and every
+/// reference given back (the witness's count returns to one).
+#[test]
+fn hand_written_wakers_keep_the_task_alive_exactly_as_long_as_needed() {
+    use std::future::Future;
+    use std::pin::Pin;
+    use std::sync::atomic::AtomicBool;
+    use std::sync::{Arc, Mutex};
+    use std::task::{Context, Poll, Waker};
+
+    /// Pending until `open`, keeping its waker in `slot` (replacing an older
+    /// one); its captures include the witness.
+    struct Gate {
+        slot: Arc<Mutex<Option<Waker>>>,
+        open: Arc<AtomicBool>,
+        _witness: Arc<()>,
+    }
+    impl Future for Gate {
+        type Output = u8;
+        fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<u8> {
+            if self.open.load(Ordering::SeqCst) {
+                return Poll::Ready(9);
+            }
+            *self.slot.lock().unwrap() = Some(cx.waker().clone());
+            Poll::Pending
+        }
+    }
+    let witness = Arc::new(());
+    let pool = pool(2);
+    let gate = || {
+        let slot = Arc::new(Mutex::new(None::<Waker>));
+        let open = Arc::new(AtomicBool::new(false));
+        let future = Gate {
+            slot: Arc::clone(&slot),
+            open: Arc::clone(&open),
+            _witness: Arc::clone(&witness),
+        };
+        (future, slot, open)
+    };
+    let parked = |slot: &Mutex<Option<Waker>>| loop {
+        if let Some(waker) = slot.lock().unwrap().clone() {
+            return waker;
+        }
+        std::thread::yield_now();
+    };
+
+    // Woken by value from a plain thread, after a clone was woken by
+    // reference and dropped.
+    let (future, slot, open) = gate();
+    let handle = pool.spawn_future(future);
+    let waker = parked(&slot);
+    waker.wake_by_ref();
+    drop(waker);
+    open.store(true, Ordering::SeqCst);
+    let waker = slot.lock().unwrap().take().unwrap();
+    std::thread::spawn(move || waker.wake()).join().unwrap();
+    assert_eq!(handle.join().unwrap(), 9);
+
+    // Every waker dropped while the handle waits: the future is dropped and
+    // the handle reports it.
+    let (future, slot, _open) = gate();
+    let handle = pool.spawn_future(future);
+    drop(parked(&slot));
+    drop(slot.lock().unwrap().take());
+    assert!(handle.join().is_err());
+
+    // An abort of an idle future, its waker still kept.
+    let (future, slot, _open) = gate();
+    let handle = pool.spawn_future(future);
+    drop(parked(&slot));
+    handle.abort();
+    assert!(handle.join().unwrap_err().is::<weft::Aborted>());
+    drop(slot.lock().unwrap().take());
+
+    // A future that awaits its own handle: its waker lives in its own task;
+    // the pool's drop breaks the cycle.
+    let (send, receive) = std::sync::mpsc::channel::<weft::JoinHandle<()>>();
+    let captured = Arc::clone(&witness);
+    let own = pool.spawn_future(async move {
+        let _witness = captured;
+        let me = receive.recv().unwrap();
+        let _ = me.await;
+    });
+    send.send(own).unwrap();
+    drop(pool);
+    assert_eq!(Arc::strong_count(&witness), 1);
+}

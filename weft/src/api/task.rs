@@ -7,7 +7,7 @@ use std::future::Future;
 use std::panic::{self, AssertUnwindSafe};
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Waker};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -197,30 +197,11 @@ where
     (handle, job)
 }
 
-/// A fresh result slot and the handle that reads it.
-pub(crate) fn packet<T>() -> (JoinHandle<T>, Arc<Packet<T>>) {
-    packet_stopped_by(None)
-}
-
-/// As [`packet`], for a future's task that an abort reaches through
-/// `stopper` (set here rather than later, to spare the spawn a lock).
-pub(crate) fn packet_stopped_by<T>(
-    stopper: Option<Weak<dyn Stop>>,
-) -> (JoinHandle<T>, Arc<Packet<T>>) {
-    let packet = Arc::new(Packet {
-        done: AtomicBool::new(false),
-        claim: AtomicU8::new(UNCLAIMED),
-        inner: Mutex::new(PacketInner {
-            result: None,
-            waiter: None,
-            waker: None,
-            stopper,
-            completion: None,
-        }),
-    });
-    let handle = JoinHandle {
-        packet: Arc::clone(&packet),
-    };
+/// A fresh result slot of its own and the handle that reads it (a closure
+/// task's; a future's task holds its slot itself, future/spawn.rs).
+pub(crate) fn packet<T: Send + 'static>() -> (JoinHandle<T>, Arc<Packet<T>>) {
+    let packet = Arc::new(Packet::new());
+    let handle = JoinHandle::from_cell(Arc::clone(&packet) as Arc<dyn TaskCell<T>>);
     (handle, packet)
 }
 
@@ -245,11 +226,19 @@ pub(crate) trait Completion: Send + Sync {
     fn completed(&self, id: u64);
 }
 
-/// A task that an abort can stop between its steps (a future's task, which
-/// lives in an extension: the API reaches it only through this).
-pub(crate) trait Stop: Send + Sync {
-    /// The handle was aborted: stop the task as soon as it may be stopped.
-    fn stop(self: Arc<Self>);
+/// What a [`JoinHandle`] holds: the allocation its result slot lives in. A
+/// closure task's slot is a [`Packet`] of its own; a future's task holds its
+/// slot in itself (future/spawn.rs), so that a spawn allocates once, and is
+/// reached only through this trait (it lives in an extension).
+pub(crate) trait TaskCell<T>: AbortTask {
+    /// The task's result slot.
+    fn packet(&self) -> &Packet<T>;
+}
+
+impl<T: Send> TaskCell<T> for Packet<T> {
+    fn packet(&self) -> &Packet<T> {
+        self
+    }
 }
 
 /// Where a task leaves its result for its [`JoinHandle`].
@@ -269,14 +258,25 @@ struct PacketInner<T> {
     waiter: Option<Waiter>,
     /// The task of a future awaiting the handle.
     waker: Option<Waker>,
-    /// The future's task, weakly: the task holds the packet, and a strong
-    /// reference back would keep a future nobody can wake alive for ever.
-    stopper: Option<Weak<dyn Stop>>,
     /// Told after the result is stored ([`JoinHandle::on_completion`]).
     completion: Option<(Arc<dyn Completion>, u64)>,
 }
 
 impl<T> Packet<T> {
+    /// An empty slot: no result, nobody waiting, neither started nor aborted.
+    pub(crate) fn new() -> Packet<T> {
+        Packet {
+            done: AtomicBool::new(false),
+            claim: AtomicU8::new(UNCLAIMED),
+            inner: Mutex::new(PacketInner {
+                result: None,
+                waiter: None,
+                waker: None,
+                completion: None,
+            }),
+        }
+    }
+
     /// Stores the result and wakes whoever waits for it. Called at most once.
     pub(crate) fn complete(&self, result: thread::Result<T>) {
         let (waiter, waker) = {
@@ -301,27 +301,21 @@ impl<T> Packet<T> {
         }
     }
 
-    /// The body of [`JoinHandle::abort`] and [`AbortHandle::abort`].
-    fn abort(&self) {
+    /// Marks the task aborted, for [`JoinHandle::abort`] and
+    /// [`AbortHandle::abort`]. Returns whether this call did: false if the
+    /// task finished, started (a closure) or was aborted already. A closure
+    /// task needs nothing more (its start sees the mark); a future's task
+    /// then stops itself (future/spawn.rs).
+    pub(crate) fn claim_abort(&self) -> bool {
         if self.is_done() {
-            return;
+            return false;
         }
         // Relaxed: decides the race with a closure's start, which is all a
         // closure needs; a future's poll sees the abort through the wake
-        // `stop` makes after it.
-        if self
-            .claim
+        // its task makes after it.
+        self.claim
             .compare_exchange(UNCLAIMED, ABORTED, Ordering::Relaxed, Ordering::Relaxed)
-            .is_err()
-        {
-            return;
-        }
-        // Upgraded outside the lock: `stop` may drop the future, which runs
-        // user code and completes this very packet.
-        let stopper = lock(&self.inner).stopper.as_ref().and_then(Weak::upgrade);
-        if let Some(task) = stopper {
-            task.stop();
-        }
+            .is_ok()
     }
 
     pub(crate) fn is_done(&self) -> bool {
@@ -414,7 +408,7 @@ impl std::error::Error for Aborted {}
 /// assert_eq!(outer.join().unwrap(), 43);
 /// ```
 pub struct JoinHandle<T> {
-    packet: Arc<Packet<T>>,
+    cell: Arc<dyn TaskCell<T>>,
 }
 
 impl<T> fmt::Debug for JoinHandle<T> {
@@ -426,9 +420,18 @@ impl<T> fmt::Debug for JoinHandle<T> {
 }
 
 impl<T> JoinHandle<T> {
+    /// The handle of the task whose result slot `cell` holds.
+    pub(crate) fn from_cell(cell: Arc<dyn TaskCell<T>>) -> JoinHandle<T> {
+        JoinHandle { cell }
+    }
+
+    fn packet(&self) -> &Packet<T> {
+        self.cell.packet()
+    }
+
     /// Whether the task has finished.
     pub fn is_finished(&self) -> bool {
-        self.packet.is_done()
+        self.packet().is_done()
     }
 
     /// Stops the task if it can still be stopped; [`join`](JoinHandle::join)
@@ -472,7 +475,7 @@ impl<T> JoinHandle<T> {
     /// assert!(waiting.join().unwrap_err().is::<weft::Aborted>());
     /// ```
     pub fn abort(&self) {
-        self.packet.abort();
+        Arc::clone(&self.cell).abort();
     }
 
     /// Has `completion` told, with `id`, once the task's result is in (before
@@ -481,8 +484,8 @@ impl<T> JoinHandle<T> {
     /// replaces it.
     pub(crate) fn on_completion(&self, completion: Arc<dyn Completion>, id: u64) {
         {
-            let mut inner = lock(&self.packet.inner);
-            if inner.result.is_none() && !self.packet.is_done() {
+            let mut inner = lock(&self.packet().inner);
+            if inner.result.is_none() && !self.packet().is_done() {
                 inner.completion = Some((completion, id));
                 return;
             }
@@ -493,7 +496,7 @@ impl<T> JoinHandle<T> {
     /// Withdraws the registration of [`JoinHandle::on_completion`], if it has
     /// not been told yet.
     pub(crate) fn forget_completion(&self) {
-        lock(&self.packet.inner).completion = None;
+        lock(&self.packet().inner).completion = None;
     }
 
     /// Waits for the task and returns its result, or the payload of its panic.
@@ -525,21 +528,21 @@ impl<T> JoinHandle<T> {
     }
 
     fn wait_deadline(&self, deadline: Option<Instant>) -> bool {
-        if self.packet.is_done() {
+        if self.packet().is_done() {
             return true;
         }
         {
-            let mut inner = lock(&self.packet.inner);
+            let mut inner = lock(&self.packet().inner);
             if inner.result.is_some() {
                 return true;
             }
             inner.waiter = Some(Waiter::current());
         }
-        block_until(&|| self.packet.is_done(), deadline)
+        block_until(&|| self.packet().is_done(), deadline)
     }
 
     fn take(&self) -> thread::Result<T> {
-        lock(&self.packet.inner)
+        lock(&self.packet().inner)
             .result
             .take()
             .expect("a finished task leaves its result")
@@ -562,20 +565,21 @@ impl<T: Send + 'static> JoinHandle<T> {
     /// ```
     pub fn abort_handle(&self) -> AbortHandle {
         AbortHandle {
-            task: Arc::clone(&self.packet) as Arc<dyn AbortTask>,
+            task: Arc::clone(&self.cell) as Arc<dyn AbortTask>,
         }
     }
 }
 
 /// What an [`AbortHandle`] reaches of its task, whatever the result type.
-trait AbortTask: Send + Sync {
-    fn abort(&self);
+pub(crate) trait AbortTask: Send + Sync {
+    /// The body of [`JoinHandle::abort`] and [`AbortHandle::abort`].
+    fn abort(self: Arc<Self>);
     fn is_finished(&self) -> bool;
 }
 
 impl<T: Send> AbortTask for Packet<T> {
-    fn abort(&self) {
-        Packet::abort(self);
+    fn abort(self: Arc<Self>) {
+        self.claim_abort();
     }
 
     fn is_finished(&self) -> bool {
@@ -613,7 +617,7 @@ impl AbortHandle {
     /// instead of being polled again, and the task's handle (or its
     /// [`JoinSet`](crate::JoinSet)) reports it with an [`Aborted`] payload.
     pub fn abort(&self) {
-        self.task.abort();
+        Arc::clone(&self.task).abort();
     }
 
     /// Whether the task has finished: run, panicked, or been aborted and
@@ -640,12 +644,12 @@ impl<T> Future for JoinHandle<T> {
     /// # Panics
     /// If polled again after it returned `Ready`.
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let mut inner = lock(&self.packet.inner);
+        let mut inner = lock(&self.packet().inner);
         if let Some(result) = inner.result.take() {
             return Poll::Ready(result);
         }
         assert!(
-            !self.packet.is_done(),
+            !self.packet().is_done(),
             "JoinHandle polled after it returned its result"
         );
         match &mut inner.waker {

@@ -2,13 +2,22 @@
 //! through the same queues and wake protocol, as closures ([`block_on`] and
 //! [`yield_async`] live in block_on.rs).
 //!
-//! A spawned future lives in a `Task`: an `Arc` shared by its wakers and by
-//! its queued poll (the queue holds one reference to the task itself, so a
-//! poll costs no allocation). The future is stored in the task itself, so
-//! a spawn allocates the task and the handle's packet, not a box besides. The task's [`TaskState`] (task_state.rs,
-//! loom-checked) decides who queues the next poll: only a wake of an idle
-//! task does, so a future is never queued twice nor polled by two workers at
-//! once, and a wake during its poll queues it once more after the poll.
+//! A spawned future lives in a `Task`: an `Arc` shared by its wakers, by its
+//! queued poll (the queue holds one reference to the task itself, so a poll
+//! costs no allocation) and by its handles. The future and the handle's
+//! result slot are stored in the task itself, so a spawn allocates once. The
+//! task's [`TaskState`] (task_state.rs, loom-checked) decides who queues the
+//! next poll: only a wake of an idle task does, so a future is never queued
+//! twice nor polled by two workers at once, and a wake during its poll
+//! queues it once more after the poll.
+//!
+//! Wakers and queued polls hold a [`PollRef`]: an `Arc` of the task that
+//! also counts in the task's [`Pollers`], so that the handles, which share
+//! the allocation, do not keep alive a future nothing can poll
+//! (task_state.rs, "Who can still poll"). The waker is written by hand for
+//! that (a `RawWakerVTable` over a `PollRef`); the one a poll hands its
+//! future borrows the poll's own reference, so a poll that nobody clones
+//! the waker of touches no count.
 //!
 //! Where a poll is queued: a wake from a poll on a worker of the task's pool
 //! goes to that worker's `next` slot (it runs right after the poll); a wake
@@ -17,7 +26,8 @@
 //! queue, behind its other work; a wake from anywhere else, to the global queue.
 //!
 //! A future nobody can wake any more is dropped with its last waker (its
-//! handle then reports `Err`). One that keeps its own waker alive (say, it
+//! handle then reports `Err`): the last `PollRef` to go cancels the task if
+//! it is idle, as the sweep below does. One that keeps its own waker alive (say, it
 //! owns both ends of a channel) is dropped when its pool is dropped: every
 //! future that went pending is listed, weakly, in its pool's parked list (parked.rs)
 //! for that sweep.
@@ -31,19 +41,21 @@
 //! [`block_on`]: crate::future::block_on
 //! [`yield_async`]: crate::yield_async
 
-use crate::future::task_state::TaskState;
+use crate::future::task_state::{Pollers, TaskState};
 use std::cell::UnsafeCell;
 use std::fmt;
 use std::future::Future;
+use std::mem::ManuallyDrop;
+use std::ops::Deref;
 use std::panic::{self, AssertUnwindSafe};
 use std::pin::Pin;
 use std::ptr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Weak};
-use std::task::{Context, Poll, Wake, Waker};
+use std::task::{Context, Poll, RawWaker, RawWakerVTable, Waker};
 use std::thread;
 
-use crate::api::task::{self, JoinHandle, Packet, Stop};
+use crate::api::task::{AbortTask, JoinHandle, Packet, TaskCell};
 use crate::sched::job::{arc_job_ref, ArcJob, JobRef};
 use crate::sched::parked::Parked;
 use crate::sched::registry::Registry;
@@ -53,6 +65,8 @@ use crate::sched::worker::WorkerThread;
 /// A spawned future and everything needed to poll it and report its result.
 struct Task<F: Future> {
     state: TaskState,
+    /// Its wakers and its queued or running poll: the [`PollRef`]s.
+    pollers: Pollers,
     /// The future, `None` once it finished or was dropped. Only the party
     /// that moved `state` to RUNNING or (from IDLE or SCHEDULED) to DONE
     /// touches it (task_state.rs; its loom models check that no two parties
@@ -62,7 +76,8 @@ struct Task<F: Future> {
     /// moves, and the future leaves the slot only by being dropped in place
     /// ([`drop_in_slot`]).
     future: UnsafeCell<Option<F>>,
-    packet: Arc<Packet<F::Output>>,
+    /// The handle's result slot.
+    packet: Packet<F::Output>,
     registry: Arc<Registry>,
     /// Whether the task is listed in its pool's parked list (parked.rs).
     listed: AtomicBool,
@@ -111,21 +126,25 @@ where
     }
 
     /// Polls the future once. The body of every job that polls a task.
-    fn run(self: Arc<Self>) {
-        self.state.start();
-        if self.packet.abort_requested() {
-            self.state.finish();
-            self.abandon();
+    fn run(poll: PollRef<F>) {
+        poll.state.start();
+        if poll.packet.abort_requested() {
+            poll.state.finish();
+            poll.abandon();
             return;
         }
-        let waker = Waker::from(Arc::clone(&self));
+        // SAFETY: the waker borrows `poll`'s reference, which outlives it
+        // (it is never dropped, so it gives back no count it did not take);
+        // a future that keeps the waker clones it, which takes a count and
+        // a reference of its own.
+        let waker = ManuallyDrop::new(unsafe { Waker::from_raw(poll.borrowed_raw_waker()) });
         let mut cx = Context::from_waker(&waker);
         // SAFETY: `start` moved the state to RUNNING; the slot is used
         // until `after_pending` or `finish` below.
-        let slot = unsafe { self.slot() };
+        let slot = unsafe { poll.slot() };
         let Some(future) = slot.as_mut() else {
             // Unreachable by the state machine; harmless if it were.
-            self.state.finish();
+            poll.state.finish();
             return;
         };
         // SAFETY: the future is never moved out of its slot in the task's
@@ -137,14 +156,14 @@ where
         };
         let result = match outcome {
             Ok(Poll::Pending) => {
-                self.after_pending();
+                Self::after_pending(poll);
                 return;
             }
             Ok(Poll::Ready(value)) => Ok(value),
             Err(payload) => Err(payload),
         };
         // This poll moves the state to DONE, so the slot stays its own.
-        self.state.finish();
+        poll.state.finish();
         let dropped = drop_in_slot(slot);
         let result = match (dropped, result) {
             (Ok(()), result) => result,
@@ -163,16 +182,18 @@ where
                 Err(first)
             }
         };
-        self.packet.complete(result);
+        poll.packet.complete(result);
     }
 
     /// After a poll returned `Pending`: back to IDLE, or queued once more if a
-    /// wake came during the poll.
-    fn after_pending(self: Arc<Self>) {
-        if self.state.pending() {
-            requeue(self);
+    /// wake came during the poll. A task gone IDLE lets go of the poll's
+    /// count here; if it was the last, nothing can wake the future again
+    /// and it is dropped now.
+    fn after_pending(poll: PollRef<F>) {
+        if poll.state.pending() {
+            requeue(poll);
         } else {
-            self.list_parked();
+            poll.0.list_parked();
         }
     }
 
@@ -202,35 +223,156 @@ fn dropped() -> Payload {
     Box::new(DROPPED)
 }
 
-impl<F> Wake for Task<F>
+/// A reference to a task that can lead to a poll: a waker's, or a queued or
+/// running poll's. An `Arc` of the task that also counts in its
+/// [`Pollers`]; the last to go cancels the task if it is idle (task_state.rs,
+/// "Who can still poll").
+struct PollRef<F>(ManuallyDrop<Arc<Task<F>>>)
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static;
+
+impl<F> PollRef<F>
 where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
 {
-    fn wake(self: Arc<Self>) {
-        self.wake_by_ref();
+    /// A new poller of `task`.
+    fn new(task: Arc<Task<F>>) -> Self {
+        task.pollers.add();
+        PollRef(ManuallyDrop::new(task))
     }
 
-    fn wake_by_ref(self: &Arc<Self>) {
+    /// Takes over a reference that is counted already (a queued poll's).
+    fn adopt(task: Arc<Task<F>>) -> Self {
+        PollRef(ManuallyDrop::new(task))
+    }
+
+    /// The reference, still counted (for a queued poll to [`adopt`] again).
+    ///
+    /// [`adopt`]: PollRef::adopt
+    fn into_counted(self) -> Arc<Task<F>> {
+        let mut this = ManuallyDrop::new(self);
+        // SAFETY: `this` is never dropped, so the `Arc` is taken out once.
+        unsafe { ManuallyDrop::take(&mut this.0) }
+    }
+
+    /// Wakes the task: queues its next poll if it was idle.
+    fn wake_by_ref(&self) {
         if self.state.wake() {
-            schedule(Arc::clone(self));
+            schedule(PollRef::new(Arc::clone(&self.0)));
+        }
+    }
+
+    /// A waker that borrows this reference (the vtable's data pointer is the
+    /// `Arc`'s). Dropping a waker made of it would give back a count it
+    /// never took: see [`Task::run`].
+    fn borrowed_raw_waker(&self) -> RawWaker {
+        RawWaker::new(Arc::as_ptr(&self.0).cast(), Self::VTABLE)
+    }
+
+    const VTABLE: &'static RawWakerVTable = &RawWakerVTable::new(
+        Self::clone_waker,
+        Self::wake_waker,
+        Self::wake_waker_by_ref,
+        Self::drop_waker,
+    );
+
+    /// # Safety (of the four vtable functions)
+    /// `data` comes from `Arc::into_raw` or `Arc::as_ptr` of a live
+    /// `Arc<Task<F>>` whose reference is a poller's: a waker's own (made by
+    /// `clone_waker`), or the running poll's, which a borrowed waker uses
+    /// and never drops.
+    unsafe fn clone_waker(data: *const ()) -> RawWaker {
+        let task = data.cast::<Task<F>>();
+        // SAFETY: the task is alive (the caller's reference); the new
+        // reference belongs to the new waker, and so does the count.
+        unsafe { Arc::increment_strong_count(task) };
+        // SAFETY: as above.
+        unsafe { (*task).pollers.add() };
+        RawWaker::new(data, Self::VTABLE)
+    }
+
+    unsafe fn wake_waker(data: *const ()) {
+        // SAFETY: the waker's own counted reference, consumed by this call.
+        let poll = PollRef::adopt(unsafe { Arc::from_raw(data.cast::<Task<F>>()) });
+        poll.wake_by_ref();
+    }
+
+    unsafe fn wake_waker_by_ref(data: *const ()) {
+        // SAFETY: the waker's reference, borrowed: never dropped here.
+        let poll = ManuallyDrop::new(PollRef::adopt(unsafe {
+            Arc::from_raw(data.cast::<Task<F>>())
+        }));
+        poll.wake_by_ref();
+    }
+
+    unsafe fn drop_waker(data: *const ()) {
+        // SAFETY: the waker's own counted reference, given back here.
+        drop(PollRef::adopt(unsafe {
+            Arc::from_raw(data.cast::<Task<F>>())
+        }));
+    }
+}
+
+impl<F> Deref for PollRef<F>
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    type Target = Task<F>;
+
+    fn deref(&self) -> &Task<F> {
+        &self.0
+    }
+}
+
+impl<F> Drop for PollRef<F>
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    fn drop(&mut self) {
+        // SAFETY: the `Arc` is taken out once, here, and `self` is gone after.
+        let task = unsafe { ManuallyDrop::take(&mut self.0) };
+        if task.pollers.release() {
+            // Nothing can poll the future again: dropped now if it is idle
+            // (if the task is DONE, it was dropped already).
+            task.abandon_if_waiting();
         }
     }
 }
 
-impl<F> Stop for Task<F>
+impl<F> AbortTask for Task<F>
 where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
 {
-    fn stop(self: Arc<Self>) {
+    fn abort(self: Arc<Self>) {
+        if !self.packet.claim_abort() {
+            return;
+        }
         // An idle future is dropped now; a queued or running one at the poll
         // this wake makes sure comes (the abort mark is set before it).
         if self.state.cancel_if_idle() {
             self.abandon();
-        } else {
-            self.wake_by_ref();
+        } else if self.state.wake() {
+            schedule(PollRef::new(self));
         }
+    }
+
+    fn is_finished(&self) -> bool {
+        self.packet.is_done()
+    }
+}
+
+impl<F> TaskCell<F::Output> for Task<F>
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    fn packet(&self) -> &Packet<F::Output> {
+        &self.packet
     }
 }
 
@@ -251,8 +393,9 @@ where
 }
 
 impl<F: Future> Drop for Task<F> {
-    /// The last waker went away while the future was pending: nothing can
-    /// poll it again. Its future is dropped with the task; the handle learns.
+    /// The last reference went: the future was dropped when its last poller
+    /// went (`PollRef`), so this finds the slot empty; kept so that a task
+    /// never outlives its future whatever the path.
     fn drop(&mut self) {
         let dropped_now = drop_in_slot(self.future.get_mut());
         self.packet.abandon_dropped(dropped_now, dropped);
@@ -273,17 +416,19 @@ where
     F::Output: Send + 'static,
 {
     fn run_job(self: Arc<Self>) {
-        self.run();
+        // A queued poll's reference is counted (`poll_job`).
+        Task::run(PollRef::adopt(self));
     }
 }
 
-/// The job that polls `task` once: the task itself, no allocation.
-fn poll_job<F>(task: Arc<Task<F>>) -> JobRef
+/// The job that polls the task once: the task itself, no allocation; the
+/// queue holds the poller's reference, still counted.
+fn poll_job<F>(poll: PollRef<F>) -> JobRef
 where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
 {
-    arc_job_ref(task)
+    arc_job_ref(poll.into_counted())
 }
 
 /// Queues a poll of `task`, which the caller just moved from IDLE to
@@ -291,7 +436,7 @@ where
 /// running there (the woken future runs right after it), else on its local
 /// queue; anywhere else on that pool's global queue. A pool that was closed
 /// meanwhile cannot run it any more: the future is dropped here.
-fn schedule<F>(task: Arc<Task<F>>)
+fn schedule<F>(task: PollRef<F>)
 where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
@@ -312,7 +457,7 @@ where
 
 /// Queues a poll of `task` from outside its pool; a pool that was closed
 /// meanwhile can never run it: the future is dropped, its handle told.
-fn inject_or_abandon<F>(task: Arc<Task<F>>)
+fn inject_or_abandon<F>(task: PollRef<F>)
 where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
@@ -329,7 +474,7 @@ where
 /// worker's other tasks, in its `yielded` queue, so that a future that wakes
 /// itself (as [`yield_async`] does) does not starve them; thieves take from
 /// that queue too.
-fn requeue<F>(task: Arc<Task<F>>)
+fn requeue<F>(task: PollRef<F>)
 where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
@@ -349,21 +494,18 @@ where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
 {
-    let mut handle = None;
-    let task = Arc::new_cyclic(|task: &Weak<Task<F>>| {
-        let stopper: Weak<dyn Stop> = task.clone();
-        let (join, packet) = task::packet_stopped_by(Some(stopper));
-        handle = Some(join);
-        Task {
-            state: TaskState::scheduled(),
-            future: UnsafeCell::new(Some(future)),
-            packet,
-            registry: Arc::clone(registry),
-            listed: AtomicBool::new(false),
-        }
+    let task = Arc::new(Task {
+        state: TaskState::scheduled(),
+        pollers: Pollers::first_poll(),
+        future: UnsafeCell::new(Some(future)),
+        packet: Packet::new(),
+        registry: Arc::clone(registry),
+        listed: AtomicBool::new(false),
     });
-    schedule(task);
-    handle.expect("new_cyclic ran its closure")
+    let handle = JoinHandle::from_cell(Arc::clone(&task) as Arc<dyn TaskCell<F::Output>>);
+    // The first poll: counted by `first_poll`.
+    schedule(PollRef::adopt(task));
+    handle
 }
 
 impl crate::Pool {

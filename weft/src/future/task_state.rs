@@ -34,12 +34,40 @@
 //! polling it), or moves a task that just went IDLE to SCHEDULED, or finds
 //! it DONE. So an aborted task is never left IDLE: it ends DONE, its future
 //! dropped once (loom checks this too).
+//!
+//! # Who can still poll: [`Pollers`]
+//!
+//! The task's memory is shared by more than those who can poll it: its
+//! `JoinHandle` and abort handles hold the same allocation (the handle's
+//! result slot lives in the task, so a spawn allocates once). A future that
+//! nothing can wake any more must still be dropped then, not when the last
+//! handle goes. So the task counts, apart from its `Arc`, the references
+//! that can lead to a poll: each waker, and the queued poll (which becomes
+//! the running poll's). Whoever takes that count to zero cancels the task if
+//! it is IDLE, as the pool-drop sweep does, and drops the future if that
+//! wins. Why that is enough:
+//!
+//! 1. At zero the task is IDLE or DONE: a SCHEDULED task has its queued
+//!    poll, and a RUNNING one its running poll, each counted.
+//! 2. The count can rise from zero only through an abort, which holds the
+//!    task's memory through its handle and wakes a task it could not cancel
+//!    (a counted queued poll, made by the transition out of IDLE). If the
+//!    task was IDLE, the state machine lets exactly one of that wake and the
+//!    last poller's cancel own it (as between any wake and cancel); if the
+//!    wake won, its poll sees the abort mark and drops the future.
+//! 3. A future that holds a waker of its own task keeps the count above
+//!    zero until it is dropped (by the pool-drop sweep), so the drop of a
+//!    future never takes the count to zero beneath its own dropping.
+//!
+//! So the future is dropped once, by the owner the state machine names, and
+//! never while a poll may run (loom checks the race of the last waker's drop
+//! with an abort and the worker's polls, below).
 
 #[cfg(loom)]
-use loom::sync::atomic::AtomicU8;
-#[cfg(not(loom))]
-use std::sync::atomic::AtomicU8;
+use loom::sync::atomic::{AtomicU8, AtomicUsize};
 use std::sync::atomic::Ordering as StateOrdering;
+#[cfg(not(loom))]
+use std::sync::atomic::{AtomicU8, AtomicUsize};
 
 /// Not queued, not running: waiting for a wake.
 const IDLE: u8 = 0;
@@ -176,7 +204,32 @@ impl std::fmt::Debug for TaskState {
     }
 }
 
-/// The runtime side: tasks, wakers, scheduling, `block_on`, `yield_async`.
+/// How many wakers and queued or running polls a task has (the module
+/// docs, "Who can still poll").
+pub(crate) struct Pollers(AtomicUsize);
+
+impl Pollers {
+    /// A task whose first poll is about to be queued: that poll is counted.
+    pub(crate) fn first_poll() -> Pollers {
+        Pollers(AtomicUsize::new(1))
+    }
+
+    /// One more waker or queued poll.
+    pub(crate) fn add(&self) {
+        // Relaxed, as an `Arc`'s clone: the caller holds the task's memory,
+        // and who may poll is decided by the state machine, not this count.
+        self.0.fetch_add(1, StateOrdering::Relaxed);
+    }
+
+    /// One waker or poll fewer. Returns whether it was the last: the caller
+    /// then cancels the task if it is IDLE.
+    pub(crate) fn release(&self) -> bool {
+        // AcqRel, as an `Arc`'s drop: the last one sees what the others did
+        // before letting go (the state machine's own AcqRel carries the
+        // future's writes too; this keeps the count's argument on its own).
+        self.0.fetch_sub(1, StateOrdering::AcqRel) == 1
+    }
+}
 
 #[cfg(all(test, loom))]
 mod loom_tests {
@@ -192,7 +245,7 @@ mod loom_tests {
     use loom::sync::{Arc, Mutex};
     use loom::thread;
 
-    use super::TaskState;
+    use super::{Pollers, TaskState};
 
     struct Model {
         state: TaskState,
@@ -377,6 +430,81 @@ mod loom_tests {
             );
             assert_eq!(drops.load(Ordering::Relaxed), 1);
             assert_eq!(*model.queued.lock().unwrap(), 0);
+        });
+    }
+
+    /// The last waker of a pending future is dropped on one thread while an
+    /// abort comes from another (mark, then cancel if idle, else wake: a
+    /// wake out of IDLE adds a counted queued poll) and the worker runs what
+    /// is queued (a poll that sees the mark drops the future; each poll lets
+    /// go of its count when it ends). Whoever takes the count to zero
+    /// cancels the task if it is IDLE and then drops the future. The future
+    /// ends dropped exactly once, the task DONE, the count at zero.
+    #[test]
+    fn the_last_waker_and_an_abort_drop_the_future_once() {
+        struct Counted {
+            model: Model,
+            pollers: Pollers,
+            aborted: AtomicBool,
+            drops: AtomicUsize,
+        }
+        impl Counted {
+            fn release(&self) {
+                if self.pollers.release() && self.model.state.cancel_if_idle() {
+                    self.drops.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+        }
+        loom::model(|| {
+            // Polled once, pending, with one waker kept: IDLE, one poller.
+            let task = Arc::new(Counted {
+                model: Model::scheduled(),
+                pollers: Pollers::first_poll(),
+                aborted: AtomicBool::new(false),
+                drops: AtomicUsize::new(0),
+            });
+            assert!(task.model.take());
+            task.model.state.start();
+            task.pollers.add(); // the waker the poll kept
+            assert!(!task.model.state.pending());
+            task.release(); // the poll ends
+            let aborter = {
+                let task = Arc::clone(&task);
+                thread::spawn(move || {
+                    task.aborted.store(true, Ordering::Relaxed);
+                    if task.model.state.cancel_if_idle() {
+                        task.drops.fetch_add(1, Ordering::Relaxed);
+                    } else if task.model.state.wake() {
+                        task.pollers.add();
+                        *task.model.queued.lock().unwrap() += 1;
+                    }
+                    task.model.wakers_done.fetch_add(1, Ordering::SeqCst);
+                })
+            };
+            let waker = {
+                let task = Arc::clone(&task);
+                thread::spawn(move || {
+                    task.release(); // the last waker is dropped
+                    task.model.wakers_done.fetch_add(1, Ordering::SeqCst);
+                })
+            };
+            task.model.work(2, || {
+                task.model.state.start();
+                if task.aborted.load(Ordering::Relaxed) {
+                    task.model.state.finish();
+                    task.drops.fetch_add(1, Ordering::Relaxed);
+                } else if task.model.state.pending() {
+                    task.pollers.add();
+                    *task.model.queued.lock().unwrap() += 1;
+                }
+                task.release();
+            });
+            aborter.join().unwrap();
+            waker.join().unwrap();
+            assert!(task.model.state.is_done(), "{:?}", task.model.state);
+            assert_eq!(task.drops.load(Ordering::Relaxed), 1);
+            assert_eq!(*task.model.queued.lock().unwrap(), 0);
+            assert_eq!(task.pollers.0.load(Ordering::Relaxed), 0);
         });
     }
 }
