@@ -684,3 +684,89 @@ fn next_slot_filled_in_join_reclaim_is_never_flushed() {
         "F2 sat in the `next` slot for 2 s while a worker was idle"
     );
 }
+
+/// Many more workers than cores: futures whose wakers are cloned, handed to
+/// closure tasks and plain threads, woken by value and by reference and
+/// dropped in no set order, while some handles abort and others are
+/// dropped unjoined. A spawned future's task is one allocation shared by
+/// its handle and its wakers (future/spawn.rs), so this checks that every
+/// future still ends once: each is dropped exactly once, every joined
+/// handle finishes (`Ok` when its gate opened before anything stopped it,
+/// `Err` otherwise), and every reference is given back (the witness's
+/// count returns to one once the pool is gone).
+#[test]
+fn wakers_scattered_across_many_workers_end_every_future_once() {
+    guarded(|| {
+        for (workers, futures) in [(64, 2_000), (256, 600)] {
+            let witness = Arc::new(());
+            let drops = Arc::new(AtomicUsize::new(0));
+            let pool = pool(workers);
+            let (mut handles, mut stranded) = (Vec::new(), Vec::new());
+            for i in 0..futures {
+                let flag = Arc::new(AtomicBool::new(false));
+                let slot = Arc::new(Mutex::new(None::<Waker>));
+                let counter = DropCounter(Arc::clone(&drops));
+                let captured = Arc::clone(&witness);
+                let future = Flagged {
+                    flag: Arc::clone(&flag),
+                    slot: Arc::clone(&slot),
+                };
+                let handle = pool.spawn_future(async move {
+                    let _kept = (counter, captured);
+                    future.await;
+                    i
+                });
+                // Who opens the gate, and how the waker travels there.
+                let open = move || {
+                    flag.store(true, Ordering::SeqCst);
+                    let waker = slot.lock().unwrap().take();
+                    if let Some(waker) = waker {
+                        let twin = waker.clone();
+                        if i % 2 == 0 {
+                            twin.wake_by_ref();
+                            waker.wake();
+                        } else {
+                            waker.wake_by_ref();
+                            drop(waker);
+                            twin.wake();
+                        }
+                    }
+                };
+                match i % 5 {
+                    0 => pool.spawn(open),
+                    1 => drop(thread::spawn(open)),
+                    2 => open(),
+                    // Never opened: only an abort or the pool's drop ends it.
+                    _ => drop(open),
+                }
+                if i % 7 == 3 {
+                    handle.abort();
+                }
+                if i % 3 == 0 {
+                    drop(handle);
+                } else if i % 5 < 3 || i % 7 == 3 {
+                    handles.push((i, handle));
+                } else {
+                    // Its waker sits in a slot the future itself holds: only
+                    // the pool's drop can end it.
+                    stranded.push(handle);
+                }
+            }
+            for (i, handle) in handles {
+                match handle.join() {
+                    Ok(value) => assert_eq!(value, i),
+                    Err(payload) => assert!(
+                        i % 7 == 3 && payload.is::<weft::Aborted>(),
+                        "future {i} failed"
+                    ),
+                }
+            }
+            drop(pool);
+            for handle in stranded {
+                assert!(handle.join().is_err());
+            }
+            assert_eq!(drops.load(Ordering::SeqCst), futures, "{workers} workers");
+            assert_eq!(Arc::strong_count(&witness), 1, "{workers} workers");
+        }
+    });
+}
