@@ -17,7 +17,8 @@
 //! (task_state.rs, "Who can still poll"). The waker is written by hand for
 //! that (a `RawWakerVTable` over a `PollRef`); the one a poll hands its
 //! future borrows the poll's own reference, so a poll that nobody clones
-//! the waker of touches no count.
+//! the waker of touches no count, and a wake by value hands the waker's
+//! reference to the poll it queues.
 //!
 //! Where a poll is queued: a wake from a poll on a worker of the task's pool
 //! goes to that worker's `next` slot (it runs right after the poll); a wake
@@ -296,7 +297,10 @@ where
     unsafe fn wake_waker(data: *const ()) {
         // SAFETY: the waker's own counted reference, consumed by this call.
         let poll = PollRef::adopt(unsafe { Arc::from_raw(data.cast::<Task<F>>()) });
-        poll.wake_by_ref();
+        // The waker's reference becomes the queued poll's: no count moves.
+        if poll.state.wake() {
+            schedule(poll);
+        }
     }
 
     unsafe fn wake_waker_by_ref(data: *const ()) {
