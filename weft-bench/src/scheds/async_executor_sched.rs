@@ -55,6 +55,7 @@ impl Peer for AsyncExecutorSched {
             ),
             Cap::Floor => Lacks("a scheduler: the std row is the floor"),
             Cap::ParIter => Lacks("no parallel iterators: runs futures only"),
+            Cap::ScopeSpawn => Lacks("no scope of closure tasks: runs futures only"),
             Cap::Spawn | Cap::WaitGroup | Cap::TaskEvent | Cap::TaskTicket | Cap::FreeingWaits => {
                 Lacks("async only: runs futures, compared on the async/* scenarios")
             }

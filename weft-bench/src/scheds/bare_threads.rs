@@ -31,6 +31,7 @@ impl Peer for BareThreads {
             Cap::StandIn => Lacks("no pool: a thread per task has no worker to stand in for"),
             // par/* reaches the std row through Floor, and runs it sequentially.
             Cap::ParIter => Lacks("no pool: par/* runs the std row as sequential std::iter code"),
+            Cap::ScopeSpawn => Lacks("no pool: std::thread::scope starts a thread per task"),
             Cap::Spawn | Cap::WaitGroup | Cap::TaskEvent | Cap::TaskTicket | Cap::FreeingWaits => {
                 Lacks("no pool: one OS thread per task does not fit this many tasks")
             }

@@ -27,6 +27,7 @@ pub fn closure_pool(cap: Cap, spawn: &'static str, fork_join: Support) -> Suppor
         Cap::StandIn => Lacks("no stand-in: a blocking call holds its worker"),
         Cap::Floor => Lacks("a scheduler: the std row is the floor"),
         Cap::ParIter => Lacks("no parallel iterators: runs closure tasks only"),
+        Cap::ScopeSpawn => Lacks("no scope: every task must be 'static"),
     }
 }
 

@@ -193,6 +193,10 @@ pub enum Cap {
     /// rayon-style parallel iterators (`par_iter`, `into_par_iter`,
     /// `par_chunks_mut`, `par_sort_unstable`...), called from outside the pool.
     ParIter,
+    /// A scope whose spawned closures may borrow from the caller's stack and
+    /// which ends once they have all run (rayon's and weft's `scope`), its
+    /// tasks shared with the pool's other workers.
+    ScopeSpawn,
 }
 
 /// An adapter's word on one [`Cap`].
@@ -224,6 +228,7 @@ pub fn join_only(
         | Cap::StandIn => Support::Lacks(no_tasks),
         Cap::Floor => Support::Lacks("a scheduler: the std row is the floor"),
         Cap::ParIter => Support::Lacks("no parallel iterators: join only"),
+        Cap::ScopeSpawn => Support::Lacks(no_tasks),
     }
 }
 

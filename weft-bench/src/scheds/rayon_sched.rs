@@ -24,6 +24,9 @@ impl Peer for RayonSched {
                  .build_global()), called from the main thread",
             );
         }
+        if cap == Cap::ScopeSpawn {
+            return Support::Has("ThreadPool::scope, Scope::spawn");
+        }
         let join = Support::Has("rayon::join inside ThreadPool::install");
         blocking::closure_pool(cap, "ThreadPool::spawn", join)
     }

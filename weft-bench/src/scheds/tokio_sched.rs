@@ -43,6 +43,7 @@ impl Peer for TokioSched {
             Cap::StandIn => Has("tokio::task::block_in_place"),
             Cap::Floor => Lacks("a scheduler: the std row is the floor"),
             Cap::ParIter => Lacks("no parallel iterators: an async runtime"),
+            Cap::ScopeSpawn => Lacks("no scoped tasks: Runtime::spawn takes 'static futures"),
         }
     }
 }

@@ -60,6 +60,7 @@ impl Peer for WeftSched {
                 "weft::prelude on the global pool (Builder::workers(n).build_global()), \
                  called from the main thread",
             ),
+            Cap::ScopeSpawn => Has("Pool::scope, Scope::spawn"),
         }
     }
 }
