@@ -339,9 +339,11 @@ where
     fn drop(&mut self) {
         // SAFETY: the `Arc` is taken out once, here, and `self` is gone after.
         let task = unsafe { ManuallyDrop::take(&mut self.0) };
-        if task.pollers.release() {
-            // Nothing can poll the future again: dropped now if it is idle
-            // (if the task is DONE, it was dropped already).
+        // Nothing can poll the future again: dropped now if it is idle. A
+        // task that finished (the common last poller: the poll that
+        // completed it) was dropped already, and a load says so without
+        // the cancel's failing read-modify-write.
+        if task.pollers.release() && !task.state.is_done() {
             task.abandon_if_waiting();
         }
     }

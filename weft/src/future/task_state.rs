@@ -450,7 +450,11 @@ mod loom_tests {
         }
         impl Counted {
             fn release(&self) {
-                if self.pollers.release() && self.model.state.cancel_if_idle() {
+                // As `PollRef`'s drop: a DONE task is skipped by a load.
+                if self.pollers.release()
+                    && !self.model.state.is_done()
+                    && self.model.state.cancel_if_idle()
+                {
                     self.drops.fetch_add(1, Ordering::Relaxed);
                 }
             }
