@@ -113,6 +113,7 @@ const CASES: &[(&str, fn())] = &[
     }),
     ("shutdown-races-aborts", shutdown_races_aborts),
     ("shutdown-races-wakes", shutdown_races_wakes),
+    ("shutdown-races-future-aborts", shutdown_races_future_aborts),
     ("start-hook-spawns", start_hook_spawns),
     ("stop-hook-spawns", stop_hook_spawns),
     ("stop-hook-spawns-futures", stop_hook_spawns_futures),
@@ -494,6 +495,92 @@ fn shutdown_races_aborts() {
             })
             .count();
         assert_eq!(aborted, dropped_unrun.load(SeqCst), "round {round}");
+    }
+}
+
+/// Counts its drop.
+struct CountsDrop(Arc<AtomicUsize>);
+
+impl Drop for CountsDrop {
+    fn drop(&mut self) {
+        bump(&self.0);
+    }
+}
+
+/// A future's task is one allocation shared by its handle, its wakers and
+/// its queued poll, and whoever lets go of the last waker or poll drops a
+/// pending future. Raced here against the pool's drop: one thread aborts
+/// futures, another takes the wakers they left out and wakes or drops them,
+/// some futures' destructors panic (one with a payload that panics when
+/// dropped). Every future is dropped exactly once, the drop returns (or
+/// hands a destructor's panic on), and every handle completes with `Err`.
+fn shutdown_races_future_aborts() {
+    const FUTURES: usize = 32;
+    for round in 0..30 {
+        let pool = Pool::builder().workers(2 + round % 3).build().unwrap();
+        let dropped = counter();
+        let slots: Arc<Vec<Mutex<Option<Waker>>>> =
+            Arc::new((0..FUTURES).map(|_| Mutex::new(None)).collect());
+        let handles: Vec<JoinHandle<()>> = (0..FUTURES)
+            .map(|i| {
+                let slots = Arc::clone(&slots);
+                let guard = (
+                    CountsDrop(Arc::clone(&dropped)),
+                    (i % 8 == 3).then(|| PanicsOnDrop { bomb: i % 16 == 11 }),
+                );
+                pool.spawn_future(async move {
+                    let _guard = guard;
+                    std::future::poll_fn(|cx| {
+                        *slots[i].lock().unwrap() = Some(cx.waker().clone());
+                        Poll::<()>::Pending
+                    })
+                    .await;
+                })
+            })
+            .collect();
+        let handles = Arc::new(handles);
+        let aborter = {
+            let handles = Arc::clone(&handles);
+            thread::spawn(move || {
+                for handle in handles.iter().rev().step_by(2) {
+                    handle.abort();
+                }
+            })
+        };
+        let waker_user = {
+            let slots = Arc::clone(&slots);
+            thread::spawn(move || {
+                for _ in 0..4 {
+                    for (i, slot) in slots.iter().enumerate() {
+                        let waker = slot.lock().unwrap().take();
+                        match waker {
+                            Some(waker) if i % 3 == 0 => drop(waker),
+                            Some(waker) => waker.wake(),
+                            None => {}
+                        }
+                    }
+                    thread::yield_now();
+                }
+            })
+        };
+        thread::sleep(Duration::from_micros(100 * (round % 4) as u64));
+        forget_panic(panic::catch_unwind(AssertUnwindSafe(move || drop(pool))));
+        aborter.join().expect("the aborting thread");
+        waker_user.join().expect("the waking thread");
+        let handles = Arc::try_unwrap(handles).expect("the aborter is done");
+        for (i, handle) in handles.into_iter().enumerate() {
+            assert!(
+                forget_panic(join_within(handle, "a future of a dropped pool")),
+                "round {round}: future {i}, which never finishes, reported Ok"
+            );
+        }
+        // Wakers still left out belong to futures the pool's drop dropped.
+        drop(slots);
+        assert_eq!(
+            dropped.load(SeqCst),
+            FUTURES,
+            "round {round}: a future was not dropped, or dropped twice"
+        );
     }
 }
 
@@ -1935,6 +2022,29 @@ fn panicking_stop_hook() {
     pool_still_works(&pool);
 }
 
+/// `builder` with start and stop hooks that each spawn a task counting
+/// itself in `start_ran` or `stop_ran`.
+fn hooks_that_spawn(
+    builder: weft::Builder,
+    start_ran: &Arc<AtomicUsize>,
+    stop_ran: &Arc<AtomicUsize>,
+) -> weft::Builder {
+    let (start_ran, stop_ran) = (Arc::clone(start_ran), Arc::clone(stop_ran));
+    builder
+        .on_thread_start(move |_| {
+            let ran = Arc::clone(&start_ran);
+            weft::spawn(move || {
+                ran.fetch_add(1, SeqCst);
+            });
+        })
+        .on_thread_stop(move |_| {
+            let ran = Arc::clone(&stop_ran);
+            weft::spawn(move || {
+                ran.fetch_add(1, SeqCst);
+            });
+        })
+}
+
 /// Pools of 64-256 workers built and dropped in a loop, with tasks spawned
 /// from both hooks and from outside: every task runs.
 fn huge_pools_with_hook_tasks() {
@@ -1942,26 +2052,9 @@ fn huge_pools_with_hook_tasks() {
         let from_start = counter();
         let from_stop = counter();
         let from_outside = counter();
-        let pool = {
-            let from_start = Arc::clone(&from_start);
-            let from_stop = Arc::clone(&from_stop);
-            Pool::builder()
-                .workers(workers)
-                .on_thread_start(move |_| {
-                    let ran = Arc::clone(&from_start);
-                    weft::spawn(move || {
-                        ran.fetch_add(1, SeqCst);
-                    });
-                })
-                .on_thread_stop(move |_| {
-                    let ran = Arc::clone(&from_stop);
-                    weft::spawn(move || {
-                        ran.fetch_add(1, SeqCst);
-                    });
-                })
-                .build()
-                .unwrap()
-        };
+        let pool = hooks_that_spawn(Pool::builder().workers(workers), &from_start, &from_stop)
+            .build()
+            .unwrap();
         for _ in 0..workers {
             let ran = Arc::clone(&from_outside);
             pool.spawn(move || {
@@ -3140,26 +3233,10 @@ fn adopted_seat_races_the_drop() {
             let ran = counter();
             let accepted = counter();
             let hook_tasks = counter();
-            let pool = {
-                let (start_ran, stop_ran) = (Arc::clone(&hook_tasks), Arc::clone(&hook_tasks));
-                Pool::builder()
-                    .workers(workers)
-                    .use_current_thread()
-                    .on_thread_start(move |_| {
-                        let ran = Arc::clone(&start_ran);
-                        weft::spawn(move || {
-                            ran.fetch_add(1, SeqCst);
-                        });
-                    })
-                    .on_thread_stop(move |_| {
-                        let ran = Arc::clone(&stop_ran);
-                        weft::spawn(move || {
-                            ran.fetch_add(1, SeqCst);
-                        });
-                    })
-                    .build()
-                    .unwrap()
-            };
+            let builder = Pool::builder().workers(workers).use_current_thread();
+            let pool = hooks_that_spawn(builder, &hook_tasks, &hook_tasks)
+                .build()
+                .unwrap();
             let event = Event::new(EventMode::Manual);
             let waiting = {
                 let event = event.clone();
@@ -3247,6 +3324,7 @@ edge_tests! {
     shutdown_races_aborts_of_queued_tasks => "shutdown-races-aborts",
     shutdown_races_spawns_with_many_workers => "shutdown-races-spawns-many-workers",
     shutdown_races_foreign_wakes_of_parked_futures => "shutdown-races-wakes",
+    shutdown_races_aborts_wakes_and_waker_drops_of_futures => "shutdown-races-future-aborts",
     tasks_spawned_by_start_hooks_all_run => "start-hook-spawns",
     tasks_spawned_by_stop_hooks_all_run => "stop-hook-spawns",
     futures_spawned_by_stop_hooks_all_complete => "stop-hook-spawns-futures",
