@@ -53,6 +53,16 @@
 //! `HANDOFF_MIN_ITEMS`) is handed over at once, since each of its items
 //! may be slow.
 //!
+//! Who takes part is one rule (`shares`): a loop of few items gets every
+//! worker; a long loop gets as many threads as the process has cores, the
+//! caller among them, so the pool's part is cut for `cores - 1` workers
+//! when the workers fill the cores. A thread beyond the cores only takes
+//! time slices from the others, and a caller that stopped to wait would
+//! have to be woken at the end. With one helper (2 cores) the task folds
+//! the rest a chunk at a time from the back as the caller does from the
+//! front, so the two meet where the work is halved, however it is spread
+//! over the items.
+//!
 //! # Stopping early
 //!
 //! A consumer may be *full* (`any` found its match, a split panicked):
@@ -368,13 +378,17 @@ impl<C> Drive<'_, C> {
         P: Producer,
         C: Consumer<P::Item>,
     {
+        let short = producer.len() < HANDOFF_MIN_ITEMS;
+        let (caller_share, helpers) =
+            shares(short, crate::current_num_threads(), available_cores());
         let remote = Remote {
             rest: Mutex::new(None),
             drive: self,
             outcome: Mutex::new(None),
             done: AtomicBool::new(false),
             caller: std::thread::current(),
-            caller_share: crate::current_num_threads() < available_cores(),
+            caller_share,
+            helpers,
             caller_chunk: AtomicUsize::new(0),
         };
         let mut handoff = Handoff::new(&remote);
@@ -384,10 +398,7 @@ impl<C> Drive<'_, C> {
         // rest, which the caller keeps to itself, unlocked.
         let mut alone = Some((producer, 0));
         let started = Instant::now();
-        if alone
-            .as_ref()
-            .is_some_and(|(rest, _)| rest.len() < HANDOFF_MIN_ITEMS)
-        {
+        if short {
             *lock(&remote.rest) = alone.take();
             handoff.send();
         }
@@ -442,6 +453,32 @@ impl<C> Drive<'_, C> {
     }
 }
 
+/// Who takes part in a loop from outside a pool of `workers` on `cores`
+/// cores: whether the caller goes on folding once the pool joins in, and
+/// how many workers the pool's part is cut for (the rule, in one place).
+///
+/// * A loop of few items (`short`: each may be slow, or sleep) gets every
+///   worker, and the caller keeps folding only if the workers leave it a
+///   core: eight sleeping items run on eight workers at once.
+/// * A long loop gets as many threads as there are cores, the caller
+///   among them: `workers` helpers if they leave the caller a core, else
+///   `cores - 1`. A thread more than the cores is one the system sets aside
+///   for a time slice, holding the whole loop back; a caller that waits
+///   instead of folding must be woken at the end, a wake-up as long as a
+///   100k-element sum on the 2-core VM (docs/PARALLEL.md).
+fn shares(short: bool, workers: usize, cores: usize) -> (bool, usize) {
+    #[cfg(test)]
+    if let Some(forced) = tests::FORCED_SHARES.get() {
+        return forced;
+    }
+    let workers = workers.max(1);
+    if short {
+        (workers < cores, workers)
+    } else {
+        (true, workers.min(cores.saturating_sub(1)).max(1))
+    }
+}
+
 /// The cores this process may run on (read once: it is a system call).
 fn available_cores() -> usize {
     static CORES: OnceLock<usize> = OnceLock::new();
@@ -489,11 +526,14 @@ where
     done: AtomicBool,
     caller: std::thread::Thread,
     /// Whether the caller goes on with the loop once the pool has joined
-    /// in: only if the pool's workers leave it a core. On a machine the
-    /// workers fill, the caller would be one thread too many, and a thread
-    /// the system sets aside for a time slice holds the whole loop back
-    /// (10M-item sums came out 1.15x to 1.5x rayon's time that way).
+    /// in ([`shares`]): always for a long loop, whose pool part leaves it a
+    /// core; for a short one only if the workers leave it a core.
     caller_share: bool,
+    /// How many workers the pool's part is cut for ([`shares`]). With one,
+    /// the task folds the rest chunk by chunk from the back as the caller
+    /// does from the front, so the two meet where the work, not the item
+    /// count, is halved (an unbalanced loop's dear end is the task's).
+    helpers: usize,
     /// The caller's last chunk, in items: about `CHUNK_TARGET` of work, so
     /// the task can tell a rest too short to be worth splitting.
     caller_chunk: AtomicUsize,
@@ -516,13 +556,13 @@ impl<P: Producer, C: Consumer<P::Item>> Remote<'_, '_, P, C> {
     /// The queued task's next piece, from the back of the rest: all of it,
     /// or, when the caller has a core of its own ([`Remote::caller_share`]),
     /// all but the share the caller would get as one more worker.
-    fn take_back(&self, workers: usize) -> Option<(P, usize)> {
+    fn take_back(&self) -> Option<(P, usize)> {
         let mut rest = lock(&self.rest);
         let (piece, offset) = rest.take()?;
         if !self.caller_share {
             return Some((piece, offset));
         }
-        let keep = piece.len() / (workers + 1);
+        let keep = piece.len() / (self.helpers + 1);
         if keep < piece.min_len().max(1) {
             return Some((piece, offset));
         }
@@ -537,17 +577,79 @@ impl<P: Producer, C: Consumer<P::Item>> Remote<'_, '_, P, C> {
     /// it from the front meanwhile). A piece taken
     /// later lies left of the ones before it.
     fn run_rest(&self) {
-        let workers = crate::current_num_threads().max(1);
+        let outcome = if self.helpers == 1 && self.caller_share {
+            self.run_rest_in_chunks()
+        } else {
+            self.run_rest_in_pieces()
+        };
+        *lock(&self.outcome) = outcome;
+        let caller = self.caller.clone();
+        // Release: publishes the outcome to the caller's Acquire load. The
+        // caller may return as soon as it sees this, so nothing of `self`
+        // is touched after it.
+        self.done.store(true, Ordering::Release);
+        caller.unpark();
+    }
+
+    /// The task's next chunk, of about `chunk` items, from the back of the
+    /// rest (all of it if what would be left is shorter than `with_min_len`).
+    fn take_back_chunk(&self, chunk: usize) -> Option<(P, usize)> {
+        let mut rest = lock(&self.rest);
+        let (piece, offset) = rest.take()?;
+        let len = piece.len();
+        let chunk = chunk_len(&piece, chunk);
+        if chunk == len {
+            return Some((piece, offset));
+        }
+        let (front, back) = piece.split_at(len - chunk);
+        *rest = Some((front, offset));
+        Some((back, offset + len - chunk))
+    }
+
+    /// The task's part with one helper: the caller's fold mirrored, a chunk
+    /// at a time from the back, until the two meet.
+    fn run_rest_in_chunks(&self) -> Option<std::thread::Result<C::Result>> {
+        let drive = self.drive;
+        let ran = panic::catch_unwind(AssertUnwindSafe(|| {
+            // Results from the back: each new chunk lies left of the others.
+            let mut folded: Option<C::Result> = None;
+            // Relaxed: a size hint, as the caller stores it.
+            let mut next = self.caller_chunk.load(Ordering::Relaxed).max(FIRST_CHUNK);
+            while let Some((piece, offset)) = self.take_back_chunk(next) {
+                let chunk = piece.len();
+                let timer = Instant::now();
+                let part = drive.fold_piece(piece, offset);
+                folded = Some(match folded.take() {
+                    Some(right) => drive.consumer.reduce(part, right),
+                    None => part,
+                });
+                if drive.stopped() {
+                    break;
+                }
+                next = next_chunk(chunk, timer.elapsed(), CHUNK_TARGET);
+            }
+            folded
+        }));
+        match ran {
+            Ok(folded) => folded.map(Ok),
+            Err(payload) => {
+                drop(lock(&self.rest).take());
+                Some(Err(payload))
+            }
+        }
+    }
+
+    /// The task's part with several helpers: pieces from the back, each
+    /// run as any worker runs a loop, split for the helpers.
+    fn run_rest_in_pieces(&self) -> Option<std::thread::Result<C::Result>> {
         let mut outcome: Option<std::thread::Result<C::Result>> = None;
-        while let Some((piece, offset)) = self.take_back(workers) {
+        while let Some((piece, offset)) = self.take_back() {
             // A rest of a couple of the caller's chunks is a few
             // microseconds of work: splitting it would cost a wake-up.
             let short = piece.len() <= 2 * self.caller_chunk.load(Ordering::Relaxed);
             let ran = panic::catch_unwind(AssertUnwindSafe(|| {
                 let mut budget = Budget::new(&piece);
-                if short {
-                    budget.splits = 0;
-                }
+                budget.splits = if short { 0 } else { self.helpers };
                 self.drive.run(piece, offset, budget, false)
             }));
             outcome = Some(match (ran, outcome) {
@@ -562,13 +664,7 @@ impl<P: Producer, C: Consumer<P::Item>> Remote<'_, '_, P, C> {
                 break;
             }
         }
-        *lock(&self.outcome) = outcome;
-        let caller = self.caller.clone();
-        // Release: publishes the outcome to the caller's Acquire load. The
-        // caller may return as soon as it sees this, so nothing of `self`
-        // is touched after it.
-        self.done.store(true, Ordering::Release);
-        caller.unpark();
+        outcome
     }
 }
 
@@ -698,5 +794,96 @@ impl<P: Producer, C: Consumer<P::Item>> Drop for Handoff<'_, '_, '_, P, C> {
         if !self.finished {
             drop(self.finish());
         }
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use std::cell::Cell;
+    use std::panic::{self, AssertUnwindSafe};
+
+    use crate::prelude::*;
+
+    thread_local! {
+        /// Overrides [`super::shares`] on this thread, so that both ways the
+        /// task can take its part run whatever the machine's cores.
+        pub(super) static FORCED_SHARES: Cell<Option<(bool, usize)>> = const { Cell::new(None) };
+    }
+
+    /// The ways a loop from outside can be shared: the caller folding on
+    /// with one helper (the task mirrors it from the back), with two or
+    /// three (the task cuts pieces for them), and the caller stopping once
+    /// the pool has joined in.
+    const SHARES: [(bool, usize); 4] = [(true, 1), (true, 2), (true, 3), (false, 2)];
+
+    /// Lengths around the hand-off's thresholds, and long ones.
+    const LENGTHS: [usize; 9] = [0, 1, 2, 63, 64, 65, 1_000, 20_011, 300_007];
+
+    fn forced<R>(share: (bool, usize), op: impl FnOnce() -> R) -> R {
+        FORCED_SHARES.set(Some(share));
+        let result = panic::catch_unwind(AssertUnwindSafe(op));
+        FORCED_SHARES.set(None);
+        result.unwrap_or_else(|payload| panic::resume_unwind(payload))
+    }
+
+    #[test]
+    #[cfg_attr(miri, ignore = "hundreds of thousands of items: covered natively")]
+    fn every_way_to_share_a_loop_from_outside_keeps_its_order() {
+        for share in SHARES {
+            for len in LENGTHS {
+                let ctx = format!("shares {share:?}, {len} items");
+                let (collected, sum, found) = forced(share, || {
+                    let collected: Vec<usize> = (0..len).into_par_iter().map(|i| i * 3).collect();
+                    let sum: u64 = (0..len as u64).into_par_iter().map(|i| i % 7).sum();
+                    let found = (0..len).into_par_iter().position_any(|i| i + 1 == len);
+                    (collected, sum, found)
+                });
+                let expected: Vec<usize> = (0..len).map(|i| i * 3).collect();
+                assert!(collected == expected, "collect out of order ({ctx})");
+                assert_eq!(sum, (0..len as u64).map(|i| i % 7).sum::<u64>(), "{ctx}");
+                assert_eq!(found, len.checked_sub(1), "{ctx}");
+            }
+        }
+    }
+
+    #[test]
+    #[cfg_attr(miri, ignore = "hundreds of thousands of items: covered natively")]
+    fn a_panic_anywhere_in_a_shared_loop_reaches_the_caller() {
+        let len = 200_003;
+        for share in SHARES {
+            for bad in [0, 1, len / 2, len - 2, len - 1] {
+                let ctx = format!("shares {share:?}, panic at {bad}");
+                let ran = forced(share, || {
+                    panic::catch_unwind(|| {
+                        (0..len).into_par_iter().for_each(|i| {
+                            if i == bad {
+                                panic::panic_any(i);
+                            }
+                        });
+                    })
+                });
+                let payload = ran.expect_err(&ctx);
+                assert_eq!(payload.downcast_ref::<usize>(), Some(&bad), "{ctx}");
+                // The pool is whole: the next loop runs every item.
+                let count = forced(share, || {
+                    (0..len).into_par_iter().filter(|i| i % 2 == 0).count()
+                });
+                assert_eq!(count, len.div_ceil(2), "{ctx}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_shares_rule() {
+        // Few items: every worker, the caller folding on only beside them.
+        assert_eq!(super::shares(true, 8, 2), (false, 8));
+        assert_eq!(super::shares(true, 2, 16), (true, 2));
+        // Long loops: as many threads as cores, the caller among them.
+        assert_eq!(super::shares(false, 2, 2), (true, 1));
+        assert_eq!(super::shares(false, 8, 2), (true, 1));
+        assert_eq!(super::shares(false, 16, 16), (true, 15));
+        assert_eq!(super::shares(false, 4, 16), (true, 4));
+        // One core: still one helper, in case the caller is set aside.
+        assert_eq!(super::shares(false, 4, 1), (true, 1));
     }
 }

@@ -300,6 +300,18 @@ pub(crate) struct Registry {
     pub(crate) parked: ParkedTasks,
 }
 
+/// How many workers may search in a linger window (sleep.rs, invariant
+/// 3): one thread fewer than the cores, since the loop that opened it is
+/// called again by a thread that folds its front (iter/plumbing.rs,
+/// `shares`); a searcher more would only take a core from the loop.
+#[cfg_attr(loom, allow(dead_code))]
+fn linger_searching() -> usize {
+    std::thread::available_parallelism()
+        .map_or(1, usize::from)
+        .saturating_sub(1)
+        .max(1)
+}
+
 impl Registry {
     /// `stealers` and `yield_stealers` have one entry per seat: `workers`
     /// workers' seats, then the spare seats whose owner ends `spares` holds.
@@ -323,7 +335,7 @@ impl Registry {
             suspend_budget: SuspendBudget::new(hooks.fibers.max_suspended),
             pinned: (0..workers).map(|_| Injector::new()).collect(),
             spares,
-            sleep: Sleep::new(seats, max_searching),
+            sleep: Sleep::new(seats, max_searching).with_linger_searching(linger_searching()),
             counters: (0..seats).map(|_| CachePadded::default()).collect(),
             stats: (0..seats).map(|_| CachePadded::default()).collect(),
             external_pushed: CachePadded::new(AtomicU64::new(0)),
@@ -486,8 +498,9 @@ impl Registry {
     /// still searching when the next one arrives takes it without the
     /// wake-up the loop would otherwise wait for (on the 2-core VM, 23 us,
     /// as long as a 100k-element sum). So for `window` searchers keep
-    /// searching past the spin time, and every idle worker may search
-    /// (sleep.rs, invariant 3: for a bounded time, and only after a loop).
+    /// searching past the spin time, and as many idle workers may search
+    /// as such a loop has helpers (sleep.rs, invariant 3: for a bounded
+    /// time, and only after a loop).
     #[cfg_attr(loom, allow(dead_code))]
     pub(crate) fn linger(&self, window: Duration) {
         let until = self.epoch.elapsed().saturating_add(window);
@@ -496,8 +509,8 @@ impl Registry {
         self.linger_until.fetch_max(until, Ordering::Relaxed);
     }
 
-    /// Whether a linger window (`Registry::linger`) is open now: then every
-    /// idle worker may search (sleep.rs, invariant 3). A clock read only in
+    /// Whether a linger window (`Registry::linger`) is open now: then the
+    /// linger bound of searchers applies (sleep.rs, invariant 3). A clock read only in
     /// a pool that has run a parallel loop from outside.
     pub(crate) fn is_lingering(&self) -> bool {
         // Under loom nothing opens a window (parallel loops are not built

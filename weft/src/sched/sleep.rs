@@ -145,15 +145,17 @@
 //!    (`Builder::spin`), lengthened for 50 us after a parallel loop called
 //!    from outside the pool ended (`Registry::linger`: the next such loop
 //!    then finds its workers awake instead of waiting for wake-ups). During
-//!    that window the bound is every seat instead of `max_searching`: the
-//!    next loop forks at once, and a worker parked by the bound would be
-//!    woken for the fork and arrive as late as for the loop itself (on the
-//!    2-core VM a 100k-element sum at 2 workers went from 1.75x rayon's time
-//!    to 1.1-1.2x). Still bounded: by the window, which only the end of such
-//!    a loop opens, so an idle pool parks once it has passed. The argument is
-//!    the same with the larger bound: invariant 1 counts on a searcher, any
-//!    number of them, sweeping after its RMW, and `unclaimed` then stays at
-//!    most the number of seats.
+//!    that window the bound is the workers such a loop is cut for, one
+//!    fewer than the cores (its caller folds too: iter/plumbing.rs,
+//!    `shares`), at most every seat, instead of `max_searching`: the next
+//!    loop's helpers are there at once, and a searcher more would only take
+//!    time slices from the loop. Still bounded: by the window, which only
+//!    the end of such a loop opens, so an idle pool parks once it has
+//!    passed. The argument does not depend on the bound's value:
+//!    invariant 1 counts on a searcher, any number of them, sweeping after
+//!    its RMW, and `unclaimed` then stays at most the bound, at most the
+//!    number of seats. (The models open the window with every seat as the
+//!    bound, the largest it can be.)
 //!
 //! 4. **Idle is parked.** A sleeper blocks on its slot's condition variable with no
 //!    timeout; only a delivered [`Wake`] ends it. Nothing in the protocol ticks.
@@ -310,6 +312,8 @@ pub(crate) struct Sleep {
     sleepers: Mutex<Vec<usize>>,
     slots: Box<[CachePadded<Slot>]>,
     max_searching: u64,
+    /// The bound in a linger window (invariant 3).
+    linger_searching: u64,
 }
 
 impl Sleep {
@@ -332,7 +336,16 @@ impl Sleep {
             sleepers: Mutex::new(Vec::with_capacity(workers)),
             slots,
             max_searching: max_searching.clamp(1, MAX_WORKERS) as u64,
+            linger_searching: workers.max(1) as u64,
         }
+    }
+
+    /// Bounds the searchers of a linger window (invariant 3) to `searchers`
+    /// instead of every seat.
+    #[cfg_attr(loom, allow(dead_code))]
+    pub(crate) fn with_linger_searching(mut self, searchers: usize) -> Sleep {
+        self.linger_searching = searchers.clamp(1, self.slots.len().max(1)) as u64;
+        self
     }
 
     /// A snapshot of the counters (for tests and stats; racy by nature).
@@ -387,7 +400,7 @@ impl Sleep {
     /// How many workers may search on their own (invariant 3).
     fn search_bound(&self, lingering: bool) -> u64 {
         if lingering {
-            self.slots.len() as u64
+            self.linger_searching
         } else {
             self.max_searching
         }
@@ -546,7 +559,7 @@ impl Sleep {
     /// happens here, atomically with the decision, so that the bound on searchers
     /// and the sleepers count are judged on one value of `state`. While
     /// `lingering` (a linger window after a parallel loop, invariant 3) the
-    /// bound on searchers is every seat.
+    /// bound on searchers is the linger bound (`with_linger_searching`).
     pub(crate) fn begin_idle_with(&self, index: usize, lingering: bool) -> Idle {
         let max = self.search_bound(lingering);
         let start_search = |c: Counts| {

@@ -256,7 +256,8 @@ fn three_workers_three_pushes_with_owed_wakes() {
 
 #[test]
 fn two_workers_two_pushes_in_a_linger_window() {
-    // Both workers may search at once (the bound is every seat), so a push
+    // Both workers may search at once (the linger bound at its largest,
+    // every seat, as on a machine with more cores than seats), so a push
     // may find two unclaimed searchers and claim one of them.
     loom::model(|| {
         let mut model = Model::new(2, 2, 0);
