@@ -832,16 +832,35 @@ mod tests {
         for share in SHARES {
             for len in LENGTHS {
                 let ctx = format!("shares {share:?}, {len} items");
-                let (collected, sum, found) = forced(share, || {
+                let (collected, sum, found, first, long) = forced(share, || {
                     let collected: Vec<usize> = (0..len).into_par_iter().map(|i| i * 3).collect();
                     let sum: u64 = (0..len as u64).into_par_iter().map(|i| i % 7).sum();
                     let found = (0..len).into_par_iter().position_any(|i| i + 1 == len);
-                    (collected, sum, found)
+                    // Matches every 100 items: the leftmost must win.
+                    let first = (0..len).into_par_iter().find_first(|i| i % 100 == 99);
+                    let long: Vec<usize> = (0..len)
+                        .into_par_iter()
+                        .with_min_len(1_000)
+                        .fold(Vec::new, |mut piece, i| {
+                            piece.push(i);
+                            piece
+                        })
+                        .map(|piece| piece.len())
+                        .collect();
+                    (collected, sum, found, first, long)
                 });
                 let expected: Vec<usize> = (0..len).map(|i| i * 3).collect();
                 assert!(collected == expected, "collect out of order ({ctx})");
                 assert_eq!(sum, (0..len as u64).map(|i| i % 7).sum::<u64>(), "{ctx}");
                 assert_eq!(found, len.checked_sub(1), "{ctx}");
+                assert_eq!(first, (len >= 100).then_some(99), "{ctx}");
+                assert_eq!(long.iter().sum::<usize>(), len, "{ctx}");
+                // No folded piece is shorter than the minimum, unless the
+                // whole loop is.
+                assert!(
+                    long.iter().all(|&piece| piece >= len.min(1_000)),
+                    "a piece under with_min_len ({ctx}): {long:?}"
+                );
             }
         }
     }
