@@ -577,11 +577,23 @@ impl<P: Producer, C: Consumer<P::Item>> Remote<'_, '_, P, C> {
     /// it from the front meanwhile). A piece taken
     /// later lies left of the ones before it.
     fn run_rest(&self) {
-        let outcome = if self.helpers == 1 && self.caller_share {
-            self.run_rest_in_chunks()
-        } else {
-            self.run_rest_in_pieces()
-        };
+        // Whatever panics here (a fold, a `reduce` between two pieces, a
+        // producer's split) must still end in `done`: the caller waits for
+        // it, and the pool would only catch the panic and drop it.
+        let ran = panic::catch_unwind(AssertUnwindSafe(|| {
+            if self.helpers == 1 && self.caller_share {
+                self.run_rest_in_chunks()
+            } else {
+                self.run_rest_in_pieces()
+            }
+            .map(Ok)
+        }));
+        let outcome = ran.unwrap_or_else(|payload| Some(Err(payload)));
+        if matches!(outcome, Some(Err(_))) {
+            // The caller stops after its chunk and drops what is left (an
+            // item's drop may panic too: not here, before `done`).
+            self.drive.stop.store(true, Ordering::Relaxed);
+        }
         *lock(&self.outcome) = outcome;
         let caller = self.caller.clone();
         // Release: publishes the outcome to the caller's Acquire load. The
@@ -608,61 +620,46 @@ impl<P: Producer, C: Consumer<P::Item>> Remote<'_, '_, P, C> {
 
     /// The task's part with one helper: the caller's fold mirrored, a chunk
     /// at a time from the back, until the two meet.
-    fn run_rest_in_chunks(&self) -> Option<std::thread::Result<C::Result>> {
+    /// A panic unwinds to `run_rest`.
+    fn run_rest_in_chunks(&self) -> Option<C::Result> {
         let drive = self.drive;
-        let ran = panic::catch_unwind(AssertUnwindSafe(|| {
-            // Results from the back: each new chunk lies left of the others.
-            let mut folded: Option<C::Result> = None;
-            // Relaxed: a size hint, as the caller stores it.
-            let mut next = self.caller_chunk.load(Ordering::Relaxed).max(FIRST_CHUNK);
-            while let Some((piece, offset)) = self.take_back_chunk(next) {
-                let chunk = piece.len();
-                let timer = Instant::now();
-                let part = drive.fold_piece(piece, offset);
-                folded = Some(match folded.take() {
-                    Some(right) => drive.consumer.reduce(part, right),
-                    None => part,
-                });
-                if drive.stopped() {
-                    break;
-                }
-                next = next_chunk(chunk, timer.elapsed(), CHUNK_TARGET);
+        // Results from the back: each new chunk lies left of the others.
+        let mut folded: Option<C::Result> = None;
+        // Relaxed: a size hint, as the caller stores it.
+        let mut next = self.caller_chunk.load(Ordering::Relaxed).max(FIRST_CHUNK);
+        while let Some((piece, offset)) = self.take_back_chunk(next) {
+            let chunk = piece.len();
+            let timer = Instant::now();
+            let part = drive.fold_piece(piece, offset);
+            folded = Some(match folded.take() {
+                Some(right) => drive.consumer.reduce(part, right),
+                None => part,
+            });
+            if drive.stopped() {
+                break;
             }
-            folded
-        }));
-        match ran {
-            Ok(folded) => folded.map(Ok),
-            Err(payload) => {
-                drop(lock(&self.rest).take());
-                Some(Err(payload))
-            }
+            next = next_chunk(chunk, timer.elapsed(), CHUNK_TARGET);
         }
+        folded
     }
 
     /// The task's part with several helpers: pieces from the back, each
-    /// run as any worker runs a loop, split for the helpers.
-    fn run_rest_in_pieces(&self) -> Option<std::thread::Result<C::Result>> {
-        let mut outcome: Option<std::thread::Result<C::Result>> = None;
+    /// run as any worker runs a loop, split for the helpers. A panic
+    /// unwinds to `run_rest`.
+    fn run_rest_in_pieces(&self) -> Option<C::Result> {
+        let mut outcome: Option<C::Result> = None;
         while let Some((piece, offset)) = self.take_back() {
             // A rest of a couple of the caller's chunks is a few
             // microseconds of work: splitting it would cost a wake-up.
             let short = piece.len() <= 2 * self.caller_chunk.load(Ordering::Relaxed);
-            let ran = panic::catch_unwind(AssertUnwindSafe(|| {
-                let mut budget = Budget::new(&piece);
-                budget.splits = if short { 0 } else { self.helpers };
-                self.drive.run(piece, offset, budget, false)
-            }));
-            outcome = Some(match (ran, outcome) {
-                (Ok(left), Some(Ok(right))) => Ok(self.drive.consumer.reduce(left, right)),
-                (Ok(left), None) => Ok(left),
-                (Err(payload), _) | (_, Some(Err(payload))) => {
-                    drop(lock(&self.rest).take());
-                    Err(payload)
-                }
+            let mut budget = Budget::new(&piece);
+            budget.splits = if short { 0 } else { self.helpers };
+            let left = self.drive.run(piece, offset, budget, false);
+            // A piece taken later lies left of the ones before it.
+            outcome = Some(match outcome.take() {
+                Some(right) => self.drive.consumer.reduce(left, right),
+                None => left,
             });
-            if matches!(outcome, Some(Err(_))) {
-                break;
-            }
         }
         outcome
     }
@@ -756,16 +753,21 @@ impl<'r, 'd, 'c, P: Producer, C: Consumer<P::Item>> Handoff<'r, 'd, 'c, P, C> {
     /// waits for it. Returns the task's outcome if it took part of the loop.
     fn finish(&mut self) -> Option<std::thread::Result<C::Result>> {
         self.finished = true;
-        // Dropped here, on the caller: the items never taken (a loop that
-        // stopped early) are dropped unused.
-        drop(lock(&self.remote.rest).take());
+        // The items never taken (a loop that stopped early): taken now, so
+        // that the task finds nothing more, and dropped on the caller once
+        // the task can no longer reach the `Remote`, so that a drop that
+        // panics unwinds a caller with nothing left to wait for.
+        let unused = lock(&self.remote.rest).take();
         if !self.sent {
+            drop(unused);
             return None;
         }
         {
             let mut state = lock(&self.shared.state);
             if *state == HandoffState::Queued {
                 *state = HandoffState::Withdrawn;
+                drop(state);
+                drop(unused);
                 return None;
             }
         }
@@ -783,7 +785,9 @@ impl<'r, 'd, 'c, P: Producer, C: Consumer<P::Item>> Handoff<'r, 'd, 'c, P, C> {
                 std::thread::park();
             }
         }
-        lock(&self.remote.outcome).take()
+        let outcome = lock(&self.remote.outcome).take();
+        drop(unused);
+        outcome
     }
 }
 
@@ -802,6 +806,10 @@ mod tests {
     use std::cell::Cell;
     use std::panic::{self, AssertUnwindSafe};
 
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Mutex;
+
+    use crate::facade::lock;
     use crate::prelude::*;
 
     thread_local! {
@@ -888,6 +896,149 @@ mod tests {
                     (0..len).into_par_iter().filter(|i| i % 2 == 0).count()
                 });
                 assert_eq!(count, len.div_ceil(2), "{ctx}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_pool_takes_its_part_from_the_back() {
+        // The caller's first item waits until the last item has run, which
+        // only the task can reach first (it takes from the back); a worker
+        // that took the first item itself (the task came before the
+        // caller's first take) does not wait. So the call ends, and the
+        // last item ran on a worker, in every way of sharing.
+        for share in SHARES {
+            let len = 32;
+            let last_on = Mutex::new(None);
+            let last_ran = AtomicBool::new(false);
+            forced(share, || {
+                (0..len).into_par_iter().for_each(|i| {
+                    if i == 0 && crate::current_thread_index().is_none() {
+                        // Acquire: pairs with the Release below, for the
+                        // record of where the last item ran.
+                        while !last_ran.load(Ordering::Acquire) {
+                            std::thread::yield_now();
+                        }
+                    }
+                    if i == len - 1 {
+                        *lock(&last_on) = Some(crate::current_thread_index());
+                        last_ran.store(true, Ordering::Release);
+                    }
+                });
+            });
+            let last_on = lock(&last_on).take();
+            assert!(
+                matches!(last_on, Some(Some(_))),
+                "shares {share:?}: the last item ran on {last_on:?}, not on a worker"
+            );
+        }
+    }
+
+    #[test]
+    #[cfg_attr(miri, ignore = "hundreds of thousands of items: covered natively")]
+    fn a_panic_in_reduce_reaches_the_caller() {
+        // A `reduce` runs on the caller, inside the task's pieces and
+        // between them: wherever it panics, the caller gets the panic.
+        let len = 300_007;
+        for share in SHARES {
+            for _ in 0..4 {
+                let ran = forced(share, || {
+                    panic::catch_unwind(|| {
+                        (0..len)
+                            .into_par_iter()
+                            .map(|i| i % 5)
+                            .reduce(|| 0, |_, _| panic::panic_any("reduce"))
+                    })
+                });
+                let payload = ran.expect_err("a reduce that always panics");
+                assert_eq!(payload.downcast_ref::<&str>(), Some(&"reduce"), "{share:?}");
+            }
+            // One combination in the whole loop panics: the one that meets
+            // two halves of `u64::MAX`, wherever they were folded. The
+            // caller's items are slow, so that the task takes piece after
+            // piece from the back, and the meeting is then the task's
+            // `reduce` between two of its pieces.
+            let big = u64::MAX / 2 + 1;
+            for (a, b) in [
+                (len / 3 - 1, len - 1),
+                (len / 2, len - 1),
+                (len / 4, len * 3 / 4),
+            ] {
+                let ran = forced(share, || {
+                    panic::catch_unwind(|| {
+                        (0..len)
+                            .into_par_iter()
+                            .map(|i| {
+                                if crate::current_thread_index().is_none() {
+                                    let mut x: usize = i;
+                                    for _ in 0..100 {
+                                        x = std::hint::black_box(x.wrapping_mul(31) + 7);
+                                    }
+                                }
+                                if i == a || i == b {
+                                    big
+                                } else {
+                                    1
+                                }
+                            })
+                            .reduce(|| 0u64, |x, y| x.checked_add(y).expect("overflow"))
+                    })
+                });
+                assert!(ran.is_err(), "{share:?}, halves at {a} and {b}: {ran:?}");
+            }
+        }
+    }
+
+    /// An item whose drop counts itself, and panics for one id.
+    struct Bomb {
+        id: usize,
+        bursts: usize,
+        drops: std::sync::Arc<[std::sync::atomic::AtomicUsize]>,
+    }
+
+    impl Drop for Bomb {
+        fn drop(&mut self) {
+            self.drops[self.id].fetch_add(1, Ordering::SeqCst);
+            if self.id == self.bursts {
+                panic::panic_any("bomb");
+            }
+        }
+    }
+
+    #[test]
+    fn unused_items_whose_drop_panics_are_dropped_once_after_the_pool_is_done() {
+        // A search by value that stops early leaves items nobody took;
+        // the caller drops them once the task is done with the loop, so a
+        // drop that panics reaches the caller with nothing left running.
+        let len = if cfg!(miri) { 101 } else { 200_003 };
+        for share in SHARES {
+            for bursts in [len / 2, len - 1] {
+                let drops: std::sync::Arc<[_]> = (0..len)
+                    .map(|_| std::sync::atomic::AtomicUsize::new(0))
+                    .collect();
+                let items: Vec<Bomb> = (0..len)
+                    .map(|id| Bomb {
+                        id,
+                        bursts,
+                        drops: drops.clone(),
+                    })
+                    .collect();
+                let ran = forced(share, || {
+                    panic::catch_unwind(AssertUnwindSafe(|| {
+                        items
+                            .into_par_iter()
+                            .map(|bomb| bomb.id)
+                            .find_any(|&id| id == 10)
+                    }))
+                });
+                let ctx = format!("shares {share:?}, the drop of {bursts} panics");
+                // Used or not, the bomb went off once, and its panic is the
+                // call's.
+                let payload = ran.expect_err(&ctx);
+                assert_eq!(payload.downcast_ref::<&str>(), Some(&"bomb"), "{ctx}");
+                for (id, count) in drops.iter().enumerate() {
+                    assert_eq!(count.load(Ordering::SeqCst), 1, "item {id} ({ctx})");
+                }
             }
         }
     }

@@ -151,11 +151,15 @@
 //!    loop's helpers are there at once, and a searcher more would only take
 //!    time slices from the loop. Still bounded: by the window, which only
 //!    the end of such a loop opens, so an idle pool parks once it has
-//!    passed. The argument does not depend on the bound's value:
-//!    invariant 1 counts on a searcher, any number of them, sweeping after
-//!    its RMW, and `unclaimed` then stays at most the bound, at most the
-//!    number of seats. (The models open the window with every seat as the
-//!    bound, the largest it can be.)
+//!    passed. In a pool of more than twice as many workers as cores the
+//!    window's bound is below `max_searching`, on purpose: searchers beyond
+//!    the loop's helpers would spin through the window on cores the loop
+//!    needs. The argument does not depend on the bound's value: invariant 1
+//!    counts on a searcher, any number of them, sweeping after its RMW, and
+//!    `unclaimed` stays at most the larger of the two bounds (a window may
+//!    open while more searchers than its bound search), at most the number
+//!    of seats. (The models open the window with every seat as the bound,
+//!    the largest it can be.)
 //!
 //! 4. **Idle is parked.** A sleeper blocks on its slot's condition variable with no
 //!    timeout; only a delivered [`Wake`] ends it. Nothing in the protocol ticks.
