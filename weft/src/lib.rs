@@ -62,7 +62,9 @@
 //! to idle workers between chunks of a few microseconds ([`iter::plumbing`]
 //! has the rule). Called from a thread outside any pool, a loop starts on
 //! that thread and hands its rest to the global pool after a couple of
-//! microseconds, so a short loop wakes no worker at all. See [`iter`] for
+//! microseconds, so a short loop wakes no worker at all; the calling thread
+//! then keeps folding beside the pool, and a long loop runs on as many
+//! threads as the process has cores, the caller among them. See [`iter`] for
 //! what is there and [`ParallelIterator::deterministic`](iter::ParallelIterator::deterministic)
 //! for reductions that give the same floating-point result on every run.
 //!
