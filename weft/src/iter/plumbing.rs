@@ -574,9 +574,11 @@ impl<P: Producer, C: Consumer<P::Item>> Remote<'_, '_, P, C> {
     /// Run by the queued task, on a worker: takes pieces from the back of
     /// the rest (all of it, unless the caller keeps a share) and runs each
     /// as any worker runs a loop, until the rest is gone (the caller eats
-    /// it from the front meanwhile). A piece taken
-    /// later lies left of the ones before it.
-    fn run_rest(&self) {
+    /// it from the front meanwhile), and leaves the outcome for the caller.
+    /// Returns the caller's thread, to be woken once `done` is set: not
+    /// here, since `&self` must not outlive the `Remote`, which the caller
+    /// may drop as soon as it sees `done` (`run_remote` sets it).
+    fn run_rest(&self) -> std::thread::Thread {
         // Whatever panics here (a fold, a `reduce` between two pieces, a
         // producer's split) must still end in `done`: the caller waits for
         // it, and the pool would only catch the panic and drop it.
@@ -595,12 +597,7 @@ impl<P: Producer, C: Consumer<P::Item>> Remote<'_, '_, P, C> {
             self.drive.stop.store(true, Ordering::Relaxed);
         }
         *lock(&self.outcome) = outcome;
-        let caller = self.caller.clone();
-        // Release: publishes the outcome to the caller's Acquire load. The
-        // caller may return as soon as it sees this, so nothing of `self`
-        // is touched after it.
-        self.done.store(true, Ordering::Release);
-        caller.unpark();
+        self.caller.clone()
     }
 
     /// The task's next chunk, of about `chunk` items, from the back of the
@@ -704,11 +701,19 @@ struct Handoff<'r, 'd, 'c, P: Producer, C: Consumer<P::Item>> {
 /// The queued task's entry into the caller's `Remote`.
 ///
 /// # Safety
-/// `remote` must point to a live `Remote<P, C>` that outlives the call.
+/// `remote` must point to a live `Remote<P, C>` that stays live until this
+/// call has set its `done` flag.
 unsafe fn run_remote<P: Producer, C: Consumer<P::Item>>(remote: *const ()) {
-    // SAFETY: forwarded from this function's contract.
+    // SAFETY: forwarded from this function's contract. A local, not an
+    // argument: the `Remote` may go away while this function still runs
+    // (after the store below), which no reference argument may see.
     let remote = unsafe { &*remote.cast::<Remote<'_, '_, P, C>>() };
-    remote.run_rest();
+    let caller = remote.run_rest();
+    // Release: publishes the outcome to the caller's Acquire load. The
+    // caller may return and drop the `Remote` as soon as it sees this, so
+    // nothing of it is touched after the store.
+    remote.done.store(true, Ordering::Release);
+    caller.unpark();
 }
 
 impl<'r, 'd, 'c, P: Producer, C: Consumer<P::Item>> Handoff<'r, 'd, 'c, P, C> {
@@ -773,7 +778,7 @@ impl<'r, 'd, 'c, P: Producer, C: Consumer<P::Item>> Handoff<'r, 'd, 'c, P, C> {
         }
         // The pool took part: its searchers linger for the next loop.
         crate::api::global::linger_after_loop(LINGER);
-        // Acquire: pairs with the task's Release store (`run_rest`).
+        // Acquire: pairs with the task's Release store (`run_remote`).
         let watching = Instant::now();
         while !self.remote.done.load(Ordering::Acquire) {
             if watching.elapsed() < WATCH_BEFORE_PARK {
