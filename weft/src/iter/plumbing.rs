@@ -169,6 +169,15 @@ where
 /// reads and the look (tens of nanoseconds) are noise.
 const CHUNK_TARGET: Duration = Duration::from_micros(4);
 
+/// The chunk target of a loop the caller shares with one helper, both
+/// taking chunks of one rest (`Remote::run_rest_in_chunks`): each take
+/// moves the rest's lock and cache lines from the other core, and at 4 us
+/// chunks that cost the 10M-element sum 10-15% of its time on the 2-core
+/// VM, at 40 us nothing measurable (docs/PARALLEL.md). A chunk is also at
+/// most a quarter of the rest, though never under `CHUNK_TARGET`'s worth
+/// (`guided`), so that the two still meet within a short chunk.
+const SHARED_CHUNK_TARGET: Duration = Duration::from_micros(40);
+
 /// The first chunk of a leaf, in items: one, so that a slow item is timed
 /// before another is committed to (the next chunk grows up to 64-fold).
 const FIRST_CHUNK: usize = 1;
@@ -393,7 +402,7 @@ impl<C> Drive<'_, C> {
         };
         let mut handoff = Handoff::new(&remote);
         let mut folded = Folded(None);
-        let mut next = FIRST_CHUNK;
+        let (mut next, mut floor) = (FIRST_CHUNK, FIRST_CHUNK);
         // Alone: until the task is queued nobody else can take from the
         // rest, which the caller keeps to itself, unlocked.
         let mut alone = Some((producer, 0));
@@ -415,7 +424,7 @@ impl<C> Drive<'_, C> {
                         Some((head, offset))
                     }
                 }
-                None => remote.take_chunk(next),
+                None => remote.take_chunk(next, floor),
             };
             let Some((piece, offset)) = taken else {
                 break;
@@ -435,12 +444,12 @@ impl<C> Drive<'_, C> {
                 *lock(&remote.rest) = alone.take();
                 handoff.send();
             }
-            let target = if alone.is_some() {
-                HANDOFF_AFTER
+            (next, floor) = if alone.is_some() {
+                let next = next_chunk(chunk, took, HANDOFF_AFTER);
+                (next, next)
             } else {
-                CHUNK_TARGET
+                remote.next_wish(chunk, took)
             };
-            next = next_chunk(chunk, took, target);
         }
         drop(alone);
         let theirs = handoff.finish();
@@ -501,6 +510,13 @@ fn chunk_len<P: Producer>(rest: &P, chunk: usize) -> usize {
     }
 }
 
+/// A chunk of a rest of `len` items that two threads take from: the wish,
+/// but at most a quarter of the rest unless that is under `floor`, so that
+/// the two meet within a chunk of `floor` items however large the wish.
+fn guided(len: usize, wish: usize, floor: usize) -> usize {
+    wish.min((len / 4).max(floor))
+}
+
 /// The next chunk's size: this one's, scaled so that it would have taken
 /// `target` (at most 64 times larger, at least half), so that cheap items
 /// reach a long chunk in a step or two while slow ones stay few.
@@ -541,10 +557,10 @@ where
 
 impl<P: Producer, C: Consumer<P::Item>> Remote<'_, '_, P, C> {
     /// The caller's next chunk, from the front of the rest.
-    fn take_chunk(&self, chunk: usize) -> Option<(P, usize)> {
+    fn take_chunk(&self, chunk: usize, floor: usize) -> Option<(P, usize)> {
         let mut rest = lock(&self.rest);
         let (piece, offset) = rest.take()?;
-        let chunk = chunk_len(&piece, chunk);
+        let chunk = chunk_len(&piece, guided(piece.len(), chunk, floor));
         if chunk == piece.len() {
             return Some((piece, offset));
         }
@@ -583,7 +599,7 @@ impl<P: Producer, C: Consumer<P::Item>> Remote<'_, '_, P, C> {
         // producer's split) must still end in `done`: the caller waits for
         // it, and the pool would only catch the panic and drop it.
         let ran = panic::catch_unwind(AssertUnwindSafe(|| {
-            if self.helpers == 1 && self.caller_share {
+            if self.in_chunks() {
                 self.run_rest_in_chunks()
             } else {
                 self.run_rest_in_pieces()
@@ -602,11 +618,11 @@ impl<P: Producer, C: Consumer<P::Item>> Remote<'_, '_, P, C> {
 
     /// The task's next chunk, of about `chunk` items, from the back of the
     /// rest (all of it if what would be left is shorter than `with_min_len`).
-    fn take_back_chunk(&self, chunk: usize) -> Option<(P, usize)> {
+    fn take_back_chunk(&self, chunk: usize, floor: usize) -> Option<(P, usize)> {
         let mut rest = lock(&self.rest);
         let (piece, offset) = rest.take()?;
         let len = piece.len();
-        let chunk = chunk_len(&piece, chunk);
+        let chunk = chunk_len(&piece, guided(len, chunk, floor));
         if chunk == len {
             return Some((piece, offset));
         }
@@ -624,7 +640,8 @@ impl<P: Producer, C: Consumer<P::Item>> Remote<'_, '_, P, C> {
         let mut folded: Option<C::Result> = None;
         // Relaxed: a size hint, as the caller stores it.
         let mut next = self.caller_chunk.load(Ordering::Relaxed).max(FIRST_CHUNK);
-        while let Some((piece, offset)) = self.take_back_chunk(next) {
+        let mut floor = next;
+        while let Some((piece, offset)) = self.take_back_chunk(next, floor) {
             let chunk = piece.len();
             let timer = Instant::now();
             let part = drive.fold_piece(piece, offset);
@@ -635,9 +652,26 @@ impl<P: Producer, C: Consumer<P::Item>> Remote<'_, '_, P, C> {
             if drive.stopped() {
                 break;
             }
-            next = next_chunk(chunk, timer.elapsed(), CHUNK_TARGET);
+            (next, floor) = self.next_wish(chunk, timer.elapsed());
         }
         folded
+    }
+
+    /// Whether the task takes its part a chunk at a time, mirroring the
+    /// caller ([`Remote::helpers`]).
+    fn in_chunks(&self) -> bool {
+        self.helpers == 1 && self.caller_share
+    }
+
+    /// The next chunk's wish and floor (see `guided`) after a chunk of
+    /// `chunk` items that took `took`, once the pool has joined in.
+    fn next_wish(&self, chunk: usize, took: Duration) -> (usize, usize) {
+        let floor = next_chunk(chunk, took, CHUNK_TARGET);
+        if self.in_chunks() {
+            (next_chunk(chunk, took, SHARED_CHUNK_TARGET), floor)
+        } else {
+            (floor, floor)
+        }
     }
 
     /// The task's part with several helpers: pieces from the back, each
@@ -1016,7 +1050,13 @@ mod tests {
         // the caller drops them once the task is done with the loop, so a
         // drop that panics reaches the caller with nothing left running.
         let len = if cfg!(miri) { 101 } else { 200_003 };
-        for share in SHARES {
+        // Under Miri (slow), the two ways the task can take its part.
+        let shares: &[(bool, usize)] = if cfg!(miri) {
+            &[(true, 1), (false, 2)]
+        } else {
+            &SHARES
+        };
+        for &share in shares {
             for bursts in [len / 2, len - 1] {
                 let drops: std::sync::Arc<[_]> = (0..len)
                     .map(|_| std::sync::atomic::AtomicUsize::new(0))
