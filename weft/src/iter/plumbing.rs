@@ -74,6 +74,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::facade::lock;
+use crate::sched::unwind::{drop_caught, drop_payload};
 use std::time::{Duration, Instant};
 
 /// A piece of a parallel iterator's input: it splits at an index, and
@@ -798,7 +799,7 @@ impl<'r, 'd, 'c, P: Producer, C: Consumer<P::Item>> Handoff<'r, 'd, 'c, P, C> {
         // panics unwinds a caller with nothing left to wait for.
         let unused = lock(&self.remote.rest).take();
         if !self.sent {
-            drop(unused);
+            drop_unwinding_or_not(unused);
             return None;
         }
         {
@@ -806,7 +807,7 @@ impl<'r, 'd, 'c, P: Producer, C: Consumer<P::Item>> Handoff<'r, 'd, 'c, P, C> {
             if *state == HandoffState::Queued {
                 *state = HandoffState::Withdrawn;
                 drop(state);
-                drop(unused);
+                drop_unwinding_or_not(unused);
                 return None;
             }
         }
@@ -825,7 +826,7 @@ impl<'r, 'd, 'c, P: Producer, C: Consumer<P::Item>> Handoff<'r, 'd, 'c, P, C> {
             }
         }
         let outcome = lock(&self.remote.outcome).take();
-        drop(unused);
+        drop_unwinding_or_not(unused);
         outcome
     }
 }
@@ -835,8 +836,26 @@ impl<P: Producer, C: Consumer<P::Item>> Drop for Handoff<'_, '_, '_, P, C> {
         // Unwinding from the caller's chunk: the task must not go on with
         // a `Remote` that is going away.
         if !self.finished {
-            drop(self.finish());
+            // Unwinding already: a panic of the task's payload, or of its
+            // result, dropped here would abort the process.
+            match self.finish() {
+                Some(Err(payload)) => drop_payload(payload),
+                other => drop_unwinding_or_not(other),
+            }
         }
+    }
+}
+
+/// Drops what a loop leaves (untaken items, a result): as usual, or, on a
+/// caller already unwinding, catching a panic of the drop, which would
+/// otherwise abort the process.
+fn drop_unwinding_or_not<T>(value: T) {
+    if std::thread::panicking() {
+        if let Err(payload) = drop_caught(value) {
+            drop_payload(payload);
+        }
+    } else {
+        drop(value);
     }
 }
 
@@ -1084,6 +1103,58 @@ mod tests {
                 for (id, count) in drops.iter().enumerate() {
                     assert_eq!(count.load(Ordering::SeqCst), 1, "item {id} ({ctx})");
                 }
+            }
+        }
+    }
+
+    /// A panic payload whose drop panics.
+    struct PanickyPayload;
+
+    impl Drop for PanickyPayload {
+        fn drop(&mut self) {
+            panic::panic_any("the payload's drop");
+        }
+    }
+
+    #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "minutes of yielding under Miri; the Remote's lifetime runs there in the_pool_takes_its_part_from_the_back"
+    )]
+    fn a_task_panic_whose_payload_panics_on_drop_meets_a_caller_panic() {
+        // The task panics first with a payload that panics when dropped;
+        // the caller then panics in its own item and, unwinding, waits for
+        // the task and drops that payload: the process must not abort, and
+        // the caller's panic is the call's.
+        for share in SHARES {
+            let len = 32;
+            let task_panicked = AtomicBool::new(false);
+            let ran = forced(share, || {
+                panic::catch_unwind(AssertUnwindSafe(|| {
+                    (0..len).into_par_iter().for_each(|i| {
+                        let on_caller = crate::current_thread_index().is_none();
+                        if i == 0 && on_caller {
+                            // Acquire: pairs with the Release below.
+                            while !task_panicked.load(Ordering::Acquire) {
+                                std::thread::yield_now();
+                            }
+                            panic::panic_any("the caller's panic");
+                        }
+                        if i == len - 1 {
+                            task_panicked.store(true, Ordering::Release);
+                            panic::panic_any(PanickyPayload);
+                        }
+                    });
+                }))
+            });
+            let payload = ran.expect_err("both panicked");
+            // Whichever panic reached the caller, it came out whole; the
+            // bomb's own is dropped with care.
+            if let Some(message) = payload.downcast_ref::<&str>() {
+                assert_eq!(*message, "the caller's panic", "{share:?}");
+            } else {
+                assert!(payload.is::<PanickyPayload>(), "{share:?}");
+                crate::sched::unwind::drop_payload(payload);
             }
         }
     }
