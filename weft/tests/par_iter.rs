@@ -426,6 +426,18 @@ fn ranges_longer_than_can_be_run() {
                 (i64::MAX - 3..i64::MAX).collect::<Vec<_>>(),
                 "{ctx}"
             );
+            // The last indices a source can have: `enumerate` must not step
+            // past `usize::MAX - 1` when its piece runs out.
+            assert_eq!(
+                full.clone()
+                    .into_par_iter()
+                    .enumerate()
+                    .skip(usize::MAX - 2)
+                    .map(|(index, _)| index)
+                    .collect::<Vec<_>>(),
+                vec![usize::MAX - 2, usize::MAX - 1],
+                "{ctx}"
+            );
             assert_eq!(
                 full.clone()
                     .into_par_iter()

@@ -513,7 +513,7 @@ impl<I: IndexedParallelIterator> IndexedParallelIterator for Enumerate<I> {
 
 impl<P: Producer> Producer for EnumerateProducer<P> {
     type Item = (usize, P::Item);
-    type IntoIter = std::iter::Zip<std::ops::RangeFrom<usize>, P::IntoIter>;
+    type IntoIter = std::iter::Zip<std::ops::Range<usize>, P::IntoIter>;
     fn len(&self) -> usize {
         self.base.len()
     }
@@ -531,7 +531,11 @@ impl<P: Producer> Producer for EnumerateProducer<P> {
         )
     }
     fn into_iter(self) -> Self::IntoIter {
-        (self.offset..).zip(self.base.into_iter())
+        // A bounded range, not `offset..`: the last index of a source
+        // `usize::MAX` long is `usize::MAX - 1`, and an open range would
+        // overflow stepping past it when `zip` asks it for one more.
+        let end = self.offset + self.base.len();
+        (self.offset..end).zip(self.base.into_iter())
     }
     forward_hints!();
 }
