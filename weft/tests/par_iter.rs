@@ -458,6 +458,21 @@ fn ranges_longer_than_can_be_run() {
             assert!((0..u64::MAX).into_par_iter().any(|x| x == 1_000), "{ctx}");
         });
     }
+    // A chain whose length does not fit says so, rather than wrapping.
+    let too_long = panic::catch_unwind(|| {
+        (0..u64::MAX)
+            .into_par_iter()
+            .chain(0..2u64)
+            .take(3)
+            .collect::<Vec<_>>()
+    });
+    assert!(too_long.is_err(), "a chain longer than usize::MAX");
+    let fits = (0..u64::MAX - 1)
+        .into_par_iter()
+        .chain(0..1u64)
+        .skip(usize::MAX - 2)
+        .collect::<Vec<_>>();
+    assert_eq!(fits, vec![u64::MAX - 2, 0]);
 }
 
 #[test]

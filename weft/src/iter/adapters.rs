@@ -666,7 +666,8 @@ where
         self.a.into_seq().chain(self.b.into_seq())
     }
     fn opt_len(&self) -> Option<usize> {
-        Some(self.a.opt_len()? + self.b.opt_len()?)
+        // Unknown, rather than wrapped, when the sum overflows.
+        self.a.opt_len()?.checked_add(self.b.opt_len()?)
     }
 }
 
@@ -676,7 +677,10 @@ where
     B: IndexedParallelIterator<Item = A::Item>,
 {
     fn len(&self) -> usize {
-        self.a.len() + self.b.len()
+        self.a
+            .len()
+            .checked_add(self.b.len())
+            .expect("the chain is longer than usize::MAX")
     }
 }
 

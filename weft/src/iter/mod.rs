@@ -151,6 +151,12 @@ pub trait ParallelIterator: Sized + Send {
     }
 
     /// This iterator's items, then `other`'s.
+    ///
+    /// # Panics
+    ///
+    /// Asking an indexed chain its length (which `collect`, `zip`, `take`
+    /// and their kin do) panics if the two lengths add up to more than
+    /// `usize::MAX`.
     fn chain<C>(self, other: C) -> Chain<Self, C::Iter>
     where
         C: IntoParallelIterator<Item = Self::Item>,
