@@ -232,6 +232,7 @@ const CASES: &[(&str, fn())] = &[
         shutdown_timeout_races_spawns,
     ),
     ("adopted-seat-races-the-drop", adopted_seat_races_the_drop),
+    ("parallel-loops-race-the-drop", parallel_loops_race_the_drop),
 ];
 
 /// The child side: does nothing unless a case is named.
@@ -3220,6 +3221,135 @@ fn shutdown_timeout_races_spawns() {
     }
 }
 
+/// Parallel loops race the drop: loops called inside `weft::blocking`
+/// (whose caller folds beside the pool's task, so the task meets a pool
+/// that is closing), loops in start and stop hooks, loops whose items
+/// throw a [`Bomb`], and tasks running loops spawned through handles while
+/// the pool drops. Every loop that ran gave the sequential answer, every
+/// accepted task ran once, and the bombs reached their loops' callers.
+fn parallel_loops_race_the_drop() {
+    use weft::prelude::*;
+    const LEN: u64 = 20_000;
+    let expected = LEN * (LEN - 1) / 2;
+    let sum = || (0..LEN).into_par_iter().sum::<u64>();
+    for round in 0..24 {
+        let workers = 1 + round % 4;
+        let (start_loops, stop_loops) = (counter(), counter());
+        let wrong = counter();
+        let pool = {
+            let (started, stopped) = (Arc::clone(&start_loops), Arc::clone(&stop_loops));
+            let (wrong_start, wrong_stop) = (Arc::clone(&wrong), Arc::clone(&wrong));
+            Pool::builder()
+                .workers(workers)
+                .max_blocking(round % 3)
+                .on_thread_start(move |_| {
+                    if sum() != expected {
+                        bump(&wrong_start);
+                    }
+                    bump(&started);
+                })
+                .on_thread_stop(move |_| {
+                    if sum() != expected {
+                        bump(&wrong_stop);
+                    }
+                    bump(&stopped);
+                })
+                .build()
+                .unwrap()
+        };
+        let in_blocking = counter();
+        let bombs_caught = counter();
+        for task in 0..6 {
+            let (in_blocking, bombs_caught, wrong) = (
+                Arc::clone(&in_blocking),
+                Arc::clone(&bombs_caught),
+                Arc::clone(&wrong),
+            );
+            pool.spawn(move || {
+                weft::blocking(move || {
+                    if task % 2 == 0 {
+                        if sum() != expected {
+                            bump(&wrong);
+                        }
+                    } else {
+                        let at = [3, LEN / 2, LEN - 1][task % 3];
+                        let outcome = panic::catch_unwind(AssertUnwindSafe(|| {
+                            (0..LEN).into_par_iter().for_each(|i| {
+                                if i == at {
+                                    throw_bomb();
+                                }
+                            })
+                        }));
+                        if forget_panic(outcome) {
+                            bump(&bombs_caught);
+                        }
+                    }
+                    bump(&in_blocking);
+                });
+            });
+        }
+        let barrier = Arc::new(Barrier::new(3));
+        let (accepted, ran) = (counter(), counter());
+        let spammers: Vec<_> = (0..2)
+            .map(|_| {
+                let handle = pool.handle();
+                let (barrier, accepted, ran, wrong) = (
+                    Arc::clone(&barrier),
+                    Arc::clone(&accepted),
+                    Arc::clone(&ran),
+                    Arc::clone(&wrong),
+                );
+                thread::spawn(move || {
+                    barrier.wait();
+                    loop {
+                        let (ran, wrong) = (Arc::clone(&ran), Arc::clone(&wrong));
+                        let task = move || {
+                            if (0..2_000u64).into_par_iter().sum::<u64>() != 2_000 * 1_999 / 2 {
+                                bump(&wrong);
+                            }
+                            bump(&ran);
+                        };
+                        if handle.spawn(task).is_err() {
+                            break;
+                        }
+                        bump(&accepted);
+                    }
+                })
+            })
+            .collect();
+        barrier.wait();
+        thread::sleep(Duration::from_micros(200 * (round % 4) as u64));
+        drop(pool);
+        for spammer in spammers {
+            spammer.join().expect("spammer thread");
+        }
+        assert_eq!(wrong.load(SeqCst), 0, "round {round}: a loop's answer");
+        assert_eq!(
+            in_blocking.load(SeqCst),
+            6,
+            "round {round}: loops in blocking"
+        );
+        assert_eq!(
+            bombs_caught.load(SeqCst),
+            3,
+            "round {round}: bombs reached their loops"
+        );
+        // Spare threads run the hooks too: each thread that started, stopped.
+        let started = start_loops.load(SeqCst);
+        assert!(started >= workers, "round {round}: loops in start hooks");
+        assert_eq!(
+            stop_loops.load(SeqCst),
+            started,
+            "round {round}: loops in stop hooks"
+        );
+        assert_eq!(
+            ran.load(SeqCst),
+            accepted.load(SeqCst),
+            "round {round}: spawned loops"
+        );
+    }
+}
+
 /// A pool whose worker 0 is the thread that built it
 /// (`use_current_thread`), dropped by that thread while other threads
 /// spawn through handles and wake a waiting future, while its start and
@@ -3382,4 +3512,5 @@ edge_tests! {
     bombs_thrown_after_a_suspended_wait_are_contained => "bombs-after-suspension",
     shutdown_timeout_races_spawns_through_handles => "shutdown-timeout-races-spawns",
     a_building_threads_seat_races_its_drop_with_spawns_wakes_hooks_and_bombs => "adopted-seat-races-the-drop",
+    parallel_loops_in_blocking_hooks_and_spawned_tasks_race_the_drop => "parallel-loops-race-the-drop",
 }
