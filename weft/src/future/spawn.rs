@@ -172,9 +172,7 @@ where
             (Err(payload), Ok(value)) => {
                 // The output is dropped too, and its destructor may panic as
                 // well: the future's panic is the one reported.
-                if let Err(second) = crate::sched::unwind::drop_caught(value) {
-                    drop_payload(second);
-                }
+                crate::sched::unwind::drop_contained(value);
                 Err(payload)
             }
             // The poll's own panic is the one reported.

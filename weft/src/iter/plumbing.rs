@@ -74,7 +74,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::facade::lock;
-use crate::sched::unwind::{drop_caught, drop_payload};
+use crate::sched::unwind::drop_contained;
 use std::time::{Duration, Instant};
 
 /// A piece of a parallel iterator's input: it splits at an index, and
@@ -838,10 +838,7 @@ impl<P: Producer, C: Consumer<P::Item>> Drop for Handoff<'_, '_, '_, P, C> {
         if !self.finished {
             // Unwinding already: a panic of the task's payload, or of its
             // result, dropped here would abort the process.
-            match self.finish() {
-                Some(Err(payload)) => drop_payload(payload),
-                other => drop_unwinding_or_not(other),
-            }
+            drop_unwinding_or_not(self.finish());
         }
     }
 }
@@ -851,9 +848,7 @@ impl<P: Producer, C: Consumer<P::Item>> Drop for Handoff<'_, '_, '_, P, C> {
 /// otherwise abort the process.
 fn drop_unwinding_or_not<T>(value: T) {
     if std::thread::panicking() {
-        if let Err(payload) = drop_caught(value) {
-            drop_payload(payload);
-        }
+        drop_contained(value);
     } else {
         drop(value);
     }

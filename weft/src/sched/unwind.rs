@@ -28,3 +28,12 @@ pub(crate) fn drop_payload(payload: Payload) {
 pub(crate) fn drop_caught<T>(value: T) -> std::thread::Result<()> {
     panic::catch_unwind(AssertUnwindSafe(move || drop(value)))
 }
+
+/// Drops `value` where nobody is left to report its destructor's panic to
+/// (a second panic, or a caller already unwinding): that panic's payload is
+/// dropped as [`drop_payload`] drops one.
+pub(crate) fn drop_contained<T>(value: T) {
+    if let Err(payload) = drop_caught(value) {
+        drop_payload(payload);
+    }
+}
