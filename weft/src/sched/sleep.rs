@@ -147,7 +147,8 @@
 //!    then finds its workers awake instead of waiting for wake-ups). During
 //!    that window the bound is the workers such a loop is cut for, one
 //!    fewer than the cores (its caller folds too: iter/plumbing.rs,
-//!    `shares`), at most every seat, instead of `max_searching`: the next
+//!    `shares`), at least one and at most every seat
+//!    (`Sleep::with_linger_searching`), instead of `max_searching`: the next
 //!    loop's helpers are there at once, and a searcher more would only take
 //!    time slices from the loop. Still bounded: by the window, which only
 //!    the end of such a loop opens, so an idle pool parks once it has
