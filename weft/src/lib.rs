@@ -109,15 +109,26 @@
 //! * on targets without fibers (anything but x86_64 and AArch64), under loom
 //!   and Miri, and in a pool built with [`Builder::fibers`]`(false)`;
 //! * when the pool already has [`Builder::max_suspended`] tasks suspended,
-//!   or a new fiber's stack cannot be mapped;
+//!   or a new fiber's stack cannot be mapped. The fibers of every pool in
+//!   the process share one budget of stacks: on Linux, where a process may
+//!   hold `vm.max_map_count` memory mappings (65,530 by default) and a
+//!   stack is two, seven eighths of that cap, 28,669 stacks by default
+//!   (idle fibers included), leaving 8,191 mappings for the rest of the
+//!   process. Two pools with the default cap of 16,384 suspended tasks
+//!   each do not both fit: the waits past the budget help;
 //! * on the spare threads of [`blocking`], and in a wait made while the
 //!   thread unwinds from a panic (in a destructor).
 //!
 //! Helping keeps queued work moving, but the helped task sits on top of the
 //! waiting one, which cannot return before it: if the helped task waits for
 //! something only the task beneath will do after its own wait, the two
-//! deadlock. Helping also nests on the stack (about 3,700 waits deep with a
-//! 2 MiB stack in a release build before the thread overflows). Futures
+//! deadlock. Helping also nests on the stack: a helping wait on a fiber
+//! that finds less than a quarter of its stack left runs no more tasks and
+//! blocks its thread until its condition holds (looking at it at most a
+//! millisecond apart), so a pool whose every worker is there runs nothing
+//! else until one of those waits ends. On the
+//! thread's own stack (no fibers) nothing checks the depth: about 3,700
+//! waits deep in a release build overflow it. Futures
 //! ([`spawn_future`] with `wait_async`) and [`blocking`] are the ways out
 //! there.
 //!
@@ -126,7 +137,12 @@
 //! it while suspended; another task on the same worker that then blocks on
 //! that lock blocks the worker's thread, and with it the suspended holder:
 //! release such locks before a weft wait ([`Condvar`] does so for the mutex
-//! it is given), or take them inside [`blocking`]. And a wait on something
+//! it is given), or have the task that holds one across a wait do the
+//! locking, the wait and the unlocking all inside one [`blocking`] call
+//! (its wait then blocks that thread, not a fiber another task's thread
+//! must resume). Putting the *other* task's lock inside [`blocking`] does
+//! not help: the suspended holder resumes only on the worker thread that
+//! call blocks. And a wait on something
 //! only a thread outside the pool will do simply waits, suspended, holding
 //! its fiber until then.
 //!

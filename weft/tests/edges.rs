@@ -233,6 +233,11 @@ const CASES: &[(&str, fn())] = &[
     ),
     ("adopted-seat-races-the-drop", adopted_seat_races_the_drop),
     ("parallel-loops-race-the-drop", parallel_loops_race_the_drop),
+    ("waits-past-the-map-limit", waits_past_the_map_limit),
+    (
+        "two-default-pools-past-the-map-limit",
+        two_default_pools_past_the_map_limit,
+    ),
 ];
 
 /// The child side: does nothing unless a case is named.
@@ -2861,6 +2866,94 @@ fn futures_nobody_can_wake() {
 }
 
 // ---------------------------------------------------------------------------
+// Resource exhaustion: the kernel's cap on a process's memory mappings.
+
+/// The kernel's cap on mappings per process, where it is low enough for a
+/// test to pass it (each fiber stack is two mappings); `None` elsewhere,
+/// and the cases below then say so and return.
+fn reachable_map_limit() -> Option<usize> {
+    let limit: usize = std::fs::read_to_string("/proc/sys/vm/max_map_count")
+        .ok()?
+        .trim()
+        .parse()
+        .ok()?;
+    if limit > 200_000 {
+        eprintln!("vm.max_map_count is {limit}: too many fibers to pass it here");
+        return None;
+    }
+    Some(limit)
+}
+
+/// Holds `tasks` tasks of each pool in a wait on one event, signals it once
+/// no more start, and checks that every task finishes once. Not every task
+/// need start before the signal: past the fibers weft can map, each worker
+/// nests helped waits until its stack is three quarters used and then
+/// blocks, so a few workers hold fewer waits than the process could map.
+fn wait_on_one_event(pools: &[Pool], tasks: usize) {
+    let go = Event::new(EventMode::Manual);
+    let started = counter();
+    let finished = counter();
+    for pool in pools {
+        for _ in 0..tasks {
+            let (go, started, finished) = (go.clone(), Arc::clone(&started), Arc::clone(&finished));
+            pool.spawn(move || {
+                started.fetch_add(1, SeqCst);
+                go.wait();
+                finished.fetch_add(1, SeqCst);
+            });
+        }
+    }
+    let all = tasks * pools.len();
+    let limit = Duration::from_secs(40);
+    let mut seen = 0;
+    let mut still = 0;
+    eventually(limit, || {
+        let now = started.load(SeqCst);
+        still = if now == seen { still + 1 } else { 0 };
+        seen = now;
+        now == all || still == 100
+    });
+    eprintln!("{seen} of {all} tasks started before the signal");
+    go.signal();
+    assert!(
+        eventually(limit, || finished.load(SeqCst) == all),
+        "{} of {all} tasks finished",
+        finished.load(SeqCst)
+    );
+}
+
+/// More tasks waiting at once than the kernel lets the process map fiber
+/// stacks for, in one pool whose cap on suspended tasks would allow them
+/// all: the waits past the mappings weft can have help instead of
+/// suspending, and every task finishes once.
+fn waits_past_the_map_limit() {
+    let Some(limit) = reachable_map_limit() else {
+        return;
+    };
+    let tasks = limit / 2 + 1_000;
+    let pool = Pool::builder()
+        .workers(4)
+        .max_suspended(tasks)
+        .build()
+        .unwrap();
+    wait_on_one_event(std::slice::from_ref(&pool), tasks);
+}
+
+/// Two pools with the default settings, each with its default cap of
+/// suspended tasks waiting: together past the process's mappings, and
+/// every task of both finishes once.
+fn two_default_pools_past_the_map_limit() {
+    if reachable_map_limit().is_none() {
+        return;
+    }
+    let pools = [
+        Pool::builder().workers(4).build().unwrap(),
+        Pool::builder().workers(4).build().unwrap(),
+    ];
+    wait_on_one_event(&pools, weft::DEFAULT_MAX_SUSPENDED);
+}
+
+// ---------------------------------------------------------------------------
 // One test per case.
 
 #[test]
@@ -3513,4 +3606,6 @@ edge_tests! {
     shutdown_timeout_races_spawns_through_handles => "shutdown-timeout-races-spawns",
     a_building_threads_seat_races_its_drop_with_spawns_wakes_hooks_and_bombs => "adopted-seat-races-the-drop",
     parallel_loops_in_blocking_hooks_and_spawned_tasks_race_the_drop => "parallel-loops-race-the-drop",
+    waits_past_the_kernels_map_limit_help_and_lose_no_task => "waits-past-the-map-limit",
+    two_default_pools_past_the_kernels_map_limit_lose_no_task => "two-default-pools-past-the-map-limit",
 }

@@ -75,10 +75,16 @@
 //!
 //! A fiber's stack has [`Builder::stack_size`] bytes (default
 //! [`DEFAULT_FIBER_STACK`]), reserved with `mmap` and committed page by page
-//! as it is touched. At most [`Builder::max_suspended`] tasks of a pool are
-//! suspended at once; a wait beyond that, or one whose fiber cannot be
-//! created, helps instead. A worker keeps up to [`MAX_IDLE_FIBERS`] idle
-//! fibers for reuse and frees the rest.
+//! as it is touched; the stacks of all pools draw on one budget for the
+//! process (fiber_stack.rs). At most [`Builder::max_suspended`] tasks of a
+//! pool are suspended at once; a wait beyond that, or one whose fiber cannot
+//! be created, helps instead. Helping nests tasks on the fiber's stack, so a
+//! helping wait that finds less than a quarter of its stack left runs no
+//! more tasks: it blocks its thread until its condition holds (worker.rs,
+//! `wait_without_helping`), which turns what would be a stack overflow into
+//! a worker lent to the wait. A worker keeps up to [`MAX_IDLE_FIBERS`] idle
+//! fibers for reuse (none while more than half the process's budget of
+//! stacks is in use) and frees the rest.
 //!
 //! [`Builder::stack_size`]: crate::Builder::stack_size
 //! [`Builder::max_suspended`]: crate::Builder::max_suspended
@@ -292,11 +298,12 @@ mod switch {
     use std::sync::Arc;
     use std::time::Instant;
 
-    use corosensei::stack::DefaultStack;
+    use corosensei::stack::Stack as _;
     use corosensei::{Coroutine, CoroutineResult, Yielder};
 
     use super::{FiberCell, MAX_IDLE_FIBERS};
     use crate::sched::counters::WorkerCounters;
+    use crate::sched::fiber_stack::{self, FiberStack};
     use crate::sched::worker::WorkerThread;
 
     /// What the dispatcher tells a fiber it resumes.
@@ -314,7 +321,7 @@ mod switch {
         Suspended,
     }
 
-    type Stack = Coroutine<Resume, Switch, (), DefaultStack>;
+    type Stack = Coroutine<Resume, Switch, (), FiberStack>;
 
     struct Fiber {
         stack: Stack,
@@ -336,6 +343,10 @@ mod switch {
         current: Cell<*const FiberCell>,
         /// Every fiber's cell, by id.
         cells: RefCell<Vec<Arc<FiberCell>>>,
+        /// The lowest address of each fiber's stack, by id.
+        floors: RefCell<Vec<usize>>,
+        /// The running fiber's floor, 0 on the thread's own stack.
+        floor: Cell<usize>,
         /// Suspended fibers by id (`None`: running, idle or freed).
         suspended: RefCell<Vec<Option<Fiber>>>,
         idle: RefCell<Vec<Fiber>>,
@@ -356,6 +367,8 @@ mod switch {
                 yielder: Cell::new(ptr::null()),
                 current: Cell::new(ptr::null()),
                 cells: RefCell::default(),
+                floors: RefCell::default(),
+                floor: Cell::new(0),
                 suspended: RefCell::default(),
                 idle: RefCell::default(),
                 free_ids: RefCell::default(),
@@ -413,7 +426,7 @@ mod switch {
 
         fn keep_idle(&self, fiber: Fiber) {
             let mut idle = self.idle.borrow_mut();
-            if idle.len() < MAX_IDLE_FIBERS {
+            if idle.len() < MAX_IDLE_FIBERS && !fiber_stack::stacks_scarce() {
                 idle.push(fiber);
                 return;
             }
@@ -423,18 +436,24 @@ mod switch {
         }
 
         /// A new fiber running the worker loop, or `None` if its stack
-        /// cannot be mapped.
+        /// cannot be mapped (the process's budget of stacks is spent, or
+        /// the kernel refused: fiber_stack.rs).
         fn new_fiber(&self, worker: &WorkerThread) -> Option<Fiber> {
             let phases = self.phases.get()?;
-            let stack = DefaultStack::new(self.stack_size).ok()?;
+            let stack = fiber_stack::new_stack(self.stack_size)?;
+            let floor = stack.limit().get();
             WorkerCounters::add(&worker.stats().fibers_created, 1);
             let id = match self.free_ids.borrow_mut().pop() {
-                Some(id) => id,
+                Some(id) => {
+                    self.floors.borrow_mut()[id] = floor;
+                    id
+                }
                 None => {
                     let mut cells = self.cells.borrow_mut();
                     let id = cells.len();
                     let registry = Arc::clone(worker.registry_arc());
                     cells.push(Arc::new(FiberCell::new(registry, worker.index(), id)));
+                    self.floors.borrow_mut().push(floor);
                     self.suspended.borrow_mut().push(None);
                     id
                 }
@@ -468,11 +487,27 @@ mod switch {
         fn enter(&self, yielder: &Yielder<Resume, Switch>, id: usize) {
             self.yielder.set(yielder);
             self.current.set(Arc::as_ptr(&self.cells.borrow()[id]));
+            self.floor.set(self.floors.borrow()[id]);
         }
 
         fn leave(&self) {
             self.yielder.set(ptr::null());
             self.current.set(ptr::null());
+            self.floor.set(0);
+        }
+
+        /// Whether the running fiber has used so much of its stack that a
+        /// wait must not run another task on top of it (module docs,
+        /// "Bounds"): less than a quarter of it is left. False on the
+        /// thread's own stack, whose bounds weft does not track.
+        pub(crate) fn stack_nearly_full(&self) -> bool {
+            let floor = self.floor.get();
+            if floor == 0 {
+                return false;
+            }
+            let here = 0u8;
+            let sp = ptr::addr_of!(here) as usize;
+            sp.saturating_sub(floor) < self.stack_size / 4
         }
 
         /// The running fiber's cell, null off a fiber: for a latch that
@@ -695,6 +730,10 @@ mod switch {
 
         #[inline(always)]
         pub(crate) fn should_give_way(&self, _worker: &WorkerThread) -> bool {
+            false
+        }
+
+        pub(crate) fn stack_nearly_full(&self) -> bool {
             false
         }
 

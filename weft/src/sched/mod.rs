@@ -6,7 +6,8 @@
 //! shutdown story), the wake/park protocol (`sleep`), the worker loop
 //! (`worker`), the spare seats that stand in for a blocked worker
 //! (`spares`), the seat held by the thread that built its pool
-//! (`adopted`), the fibers a waiting task suspends on (`fiber`), blocking a
+//! (`adopted`), the fibers a waiting task suspends on (`fiber`) and their stacks
+//! (`fiber_stack`: one budget for the whole process), blocking a
 //! thread until a condition holds (`waiter`), the
 //! per-seat counters (`counters`) and event rings (`recorder`), the list of
 //! tasks that may wait for ever (`parked`) and the panic payloads weft drops
@@ -35,6 +36,12 @@ pub(crate) mod barrier;
 pub(crate) mod counters;
 pub(crate) mod deque;
 pub(crate) mod fiber;
+#[cfg(all(
+    not(loom),
+    not(miri),
+    any(target_arch = "x86_64", target_arch = "aarch64")
+))]
+pub(crate) mod fiber_stack;
 pub(crate) mod fork;
 pub(crate) mod job;
 pub(crate) mod join_stack;

@@ -505,6 +505,9 @@ impl WorkerThread {
         deadline: Option<Instant>,
         watch: Duration,
     ) -> bool {
+        if self.fibers.stack_nearly_full() {
+            return self.wait_without_helping(done, deadline);
+        }
         let sleep = &self.registry.sleep;
         let expired = || deadline.is_some_and(|deadline| Instant::now() >= deadline);
         // Whether this worker is counted in the protocol's `searching`.
@@ -557,6 +560,34 @@ impl WorkerThread {
                     woken_for_work = searching;
                 }
             }
+        }
+    }
+
+    /// A wait whose fiber has too little stack left to run another task on
+    /// top of it (fiber.rs, "Bounds"): the thread blocks until `done` or the
+    /// deadline, looking at its condition at most a millisecond apart.
+    ///
+    /// It takes no part in the wake protocol meanwhile: to the protocol the
+    /// worker is busy with the task it runs, as with any task that blocks its
+    /// thread, so no wake is ever delivered to it for work it would refuse.
+    /// Its condition is set by another thread, whose wake of this seat finds
+    /// no sleeper and is lost; hence the polling, which only this rare state
+    /// (fibers used up and helping nested deep) pays.
+    #[cold]
+    fn wait_without_helping(&self, done: &dyn Fn() -> bool, deadline: Option<Instant>) -> bool {
+        self.flush_next();
+        let mut pause = Duration::from_micros(20);
+        loop {
+            if done() {
+                return true;
+            }
+            let now = Instant::now();
+            if deadline.is_some_and(|deadline| now >= deadline) {
+                return done();
+            }
+            let until_deadline = deadline.map_or(pause, |deadline| deadline - now);
+            std::thread::park_timeout(pause.min(until_deadline));
+            pause = (pause * 2).min(Duration::from_millis(1));
         }
     }
 
