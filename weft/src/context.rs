@@ -153,6 +153,15 @@ pub(crate) fn blocked_pool() -> Option<Arc<Registry>> {
     }
 }
 
+/// Whether this thread runs a pool's tasks: it is one of a pool's workers
+/// (or holds its seat), or it stands aside for one in `weft::blocking`. Such
+/// a thread cannot become another pool's worker (`ThreadBuilder::run`,
+/// `Builder::use_current_thread`): the other pool's loop would run where a
+/// task of the first waits to return.
+pub(crate) fn runs_pool_tasks() -> bool {
+    current_worker().is_some() || !BLOCKED_IN.with(Cell::get).is_null()
+}
+
 /// Whether this thread is inside `weft::blocking` for a worker of `registry`.
 pub(crate) fn is_blocked_in(registry: &Registry) -> bool {
     ptr::eq(BLOCKED_IN.with(Cell::get), registry)

@@ -346,3 +346,37 @@ fn a_worker_cannot_hold_a_seat_of_another_pool() {
     });
     assert!(refused);
 }
+
+/// A thread inside `weft::blocking`, in a task of one pool, cannot become a
+/// worker of another pool through its `ThreadBuilder`: `run` panics there,
+/// and the other pool, its worker given up, still drops.
+#[test]
+fn a_blocking_call_cannot_run_another_pools_worker() {
+    let pool = Pool::builder().workers(1).build().unwrap();
+    let (threads, builders) = mpsc::channel();
+    let other = Pool::builder()
+        .workers(1)
+        .spawn_handler(move |thread| {
+            threads.send(thread).unwrap();
+            Ok(())
+        })
+        .build()
+        .unwrap();
+    let thread = builders.recv().unwrap();
+    // Were `run` to take the thread, it would return only once the other
+    // pool is dropped: drop it after a while, so that the test fails then
+    // rather than hang.
+    let (returned, dropper_waits) = mpsc::channel::<()>();
+    let dropper = thread::spawn(move || {
+        let _ = dropper_waits.recv_timeout(Duration::from_secs(20));
+        drop(other);
+    });
+    let refused = pool.install(|| {
+        weft::blocking(|| {
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| thread.run())).is_err()
+        })
+    });
+    let _ = returned.send(());
+    dropper.join().unwrap();
+    assert!(refused, "run went on inside a blocking call");
+}

@@ -17,7 +17,7 @@ use crate::sched::registry::{Hooks, PanicHandler, Registry, ThreadHook};
 use crate::sched::sleep::MAX_WORKERS;
 use crate::sched::spares::Spares;
 use crate::sched::threads::ThreadSetup;
-use crate::sched::worker::{SeatQueues, WorkerThread};
+use crate::sched::worker::SeatQueues;
 
 /// The environment variable that sets the default number of workers.
 pub const WORKERS_ENV: &str = "WEFT_WORKERS";
@@ -282,7 +282,11 @@ impl Builder {
     /// [`stack_size`](Builder::stack_size) bytes reserved, of which it
     /// commits what it touched). A wait beyond the cap does not suspend: its
     /// worker runs other tasks on top of it until it ends, as with
-    /// [`fibers(false)`](Builder::fibers).
+    /// [`fibers(false)`](Builder::fibers). Whatever the cap, the stacks of
+    /// every pool in the process come from one budget (on Linux seven
+    /// eighths of `vm.max_map_count`, two mappings a stack: 28,669 stacks at
+    /// the default 65,530), and a wait that finds it spent helps too
+    /// (crate docs, "Waiting inside a task").
     pub fn max_suspended(mut self, tasks: usize) -> Self {
         self.max_suspended = Some(tasks);
         self
@@ -571,9 +575,7 @@ impl Builder {
         if workers == 0 {
             return Err(BuildError::ZeroWorkers);
         }
-        if self.use_current_thread
-            && (WorkerThread::current().is_some() || crate::context::blocked_pool().is_some())
-        {
+        if self.use_current_thread && crate::context::runs_pool_tasks() {
             return Err(BuildError::CurrentThreadInPool);
         }
         if workers > MAX_WORKERS {
@@ -797,11 +799,12 @@ impl ThreadBuilder {
     /// here.
     ///
     /// # Panics
-    /// On a thread that already runs a pool's tasks (one of its workers, or
-    /// a task of one); the worker is then given up as if dropped unrun.
+    /// On a thread that already runs a pool's tasks (one of its workers, a
+    /// task of one, or a [`blocking`](crate::blocking) call inside one); the
+    /// worker is then given up as if dropped unrun.
     pub fn run(mut self) {
         assert!(
-            WorkerThread::current().is_none(),
+            !crate::context::runs_pool_tasks(),
             "ThreadBuilder::run: this thread already runs a pool's tasks"
         );
         let Some(start) = self.start.take() else {
