@@ -238,6 +238,14 @@ const CASES: &[(&str, fn())] = &[
         "two-default-pools-past-the-map-limit",
         two_default_pools_past_the_map_limit,
     ),
+    (
+        "waits-and-blocking-past-the-address-space",
+        waits_and_blocking_past_the_address_space,
+    ),
+    (
+        "threads-past-the-address-space",
+        threads_past_the_address_space,
+    ),
 ];
 
 /// The child side: does nothing unless a case is named.
@@ -2953,6 +2961,101 @@ fn two_default_pools_past_the_map_limit() {
     wait_on_one_event(&pools, weft::DEFAULT_MAX_SUSPENDED);
 }
 
+/// Caps the process's address space at what it maps now plus `spare`
+/// bytes (`RLIMIT_AS`), so that the next large mappings fail.
+fn cap_address_space(spare: usize) {
+    let status = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status");
+    let kib: usize = status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmSize:"))
+        .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("VmSize in /proc/self/status");
+    let cap = (kib * 1024 + spare) as libc::rlim_t;
+    let limit = libc::rlimit {
+        rlim_cur: cap,
+        rlim_max: libc::RLIM_INFINITY,
+    };
+    // SAFETY: setrlimit reads the struct it is given and changes only the
+    // limit of this (child) process.
+    assert_eq!(unsafe { libc::setrlimit(libc::RLIMIT_AS, &limit) }, 0);
+}
+
+/// With the address space capped a little above what the process maps
+/// (room for a few dozen 2 MiB fiber stacks, not for hundreds), a pool
+/// whose tasks all wait on one event, some of them inside a `blocking`
+/// call whose spare thread may not start: the waits that get no fiber help,
+/// the blocking calls run with or without a stand-in, and every task
+/// finishes once.
+fn waits_and_blocking_past_the_address_space() {
+    let pool = Pool::builder().workers(2).max_blocking(4).build().unwrap();
+    // Touch the pool once, so its first fibers exist before the cap.
+    pool.install(|| weft::join(|| (), || ()));
+    cap_address_space(64 << 20);
+    let go = Event::new(EventMode::Manual);
+    let finished = counter();
+    let tasks = 400;
+    for i in 0..tasks {
+        let (go, finished) = (go.clone(), Arc::clone(&finished));
+        pool.spawn(move || {
+            if i % 50 == 0 {
+                weft::blocking(|| go.wait());
+            } else {
+                go.wait();
+            }
+            finished.fetch_add(1, SeqCst);
+        });
+    }
+    thread::sleep(Duration::from_millis(200));
+    let suspended = pool.stats().suspended_now;
+    assert!(
+        suspended < tasks - tasks / 50,
+        "{suspended} tasks suspended: the cap left room for every fiber"
+    );
+    go.signal();
+    assert!(
+        eventually(Duration::from_secs(40), || finished.load(SeqCst) == tasks),
+        "{} of {tasks} tasks finished",
+        finished.load(SeqCst)
+    );
+    drop(pool);
+}
+
+/// With the address space capped so that no thread stack fits: a pool
+/// that asks for new threads fails to build with `ThreadSpawn` and leaves
+/// no thread behind, and a pool built before the cap still runs tasks and
+/// `blocking` calls (their spare threads cannot start; each call runs
+/// without a stand-in) and drops.
+fn threads_past_the_address_space() {
+    let pool = Pool::builder().workers(2).build().unwrap();
+    pool.install(|| weft::join(|| (), || ()));
+    let threads_before = thread_count();
+    cap_address_space(1 << 20);
+    for workers in [1, 4, 16] {
+        match Pool::builder().workers(workers).stack_size(8 << 20).build() {
+            Err(weft::BuildError::ThreadSpawn { .. }) => {}
+            Err(other) => panic!("{workers} workers: {other}"),
+            Ok(_) => panic!("{workers} workers of 8 MiB started within 1 MiB"),
+        }
+        assert_eq!(thread_count(), threads_before, "{workers} workers");
+    }
+    let ran = counter();
+    let done = WaitGroup::new();
+    for _ in 0..8 {
+        done.add(1);
+        let (ran, done) = (Arc::clone(&ran), done.clone());
+        pool.spawn(move || {
+            weft::blocking(|| ran.fetch_add(1, SeqCst));
+            done.done();
+        });
+    }
+    assert!(
+        done.wait_timeout(WAIT),
+        "{} of 8 tasks ran",
+        ran.load(SeqCst)
+    );
+    drop(pool);
+}
+
 // ---------------------------------------------------------------------------
 // One test per case.
 
@@ -3608,4 +3711,6 @@ edge_tests! {
     parallel_loops_in_blocking_hooks_and_spawned_tasks_race_the_drop => "parallel-loops-race-the-drop",
     waits_past_the_kernels_map_limit_help_and_lose_no_task => "waits-past-the-map-limit",
     two_default_pools_past_the_kernels_map_limit_lose_no_task => "two-default-pools-past-the-map-limit",
+    waits_and_blocking_past_the_address_space_lose_no_task => "waits-and-blocking-past-the-address-space",
+    threads_past_the_address_space_fail_builds_cleanly_and_blocking_goes_on => "threads-past-the-address-space",
 }
