@@ -52,7 +52,11 @@ where
         _ => reclaim_or_wait(worker, &job_b),
     };
     match result_a {
-        Ok(value_a) if reclaimed => (value_a, job_b.run_inline(injected)),
+        Ok(value_a) if reclaimed => {
+            let value_b = job_b.run_inline(injected);
+            job_b.forget_after_inline();
+            (value_a, value_b)
+        }
         Ok(value_a) => (value_a, job_b.into_result().into_value()),
         Err(payload) => {
             // `b` belongs to this call too: it finishes before the panic leaves.

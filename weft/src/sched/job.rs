@@ -34,7 +34,7 @@ use std::mem::{self, MaybeUninit};
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::Arc;
 
-use crate::sched::latch::Latch;
+use crate::sched::latch::{Latch, OwnerLatch};
 
 /// Words of a job's data: what a closure may capture and still need no box.
 pub(crate) const INLINE_WORDS: usize = 5;
@@ -365,5 +365,21 @@ impl<L: Latch, F: FnOnce(bool) -> R + Send, R: Send> StackJob<L, F, R> {
     /// The result after the latch was set.
     pub(crate) fn into_result(self) -> JobResult<R> {
         self.result.into_inner()
+    }
+}
+
+impl<F: FnOnce(bool) -> R + Send, R: Send> StackJob<OwnerLatch, F, R> {
+    /// Ends a job that ran inline, without its drop glue: its closure was
+    /// taken and its result never written, so only the latch could hold
+    /// something, and a worker's latch holds nothing to drop. The glue is
+    /// an out-of-line call with two tests, which `join` would otherwise
+    /// pay on every call (docs/TUNING.md, "join on AMD").
+    #[inline(always)]
+    pub(crate) fn forget_after_inline(self) {
+        debug_assert!(self.latch.is_a_workers());
+        // SAFETY: the owner ran the job inline, so no other thread has it.
+        let (func, result) = unsafe { (&*self.func.get(), &*self.result.get()) };
+        debug_assert!(func.is_none() && matches!(result, JobResult::Pending));
+        mem::forget(self);
     }
 }

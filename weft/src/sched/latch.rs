@@ -78,6 +78,11 @@ impl OwnerLatch {
         }
     }
 
+    /// Whether a worker owns the latch (which then holds nothing to drop).
+    pub(crate) fn is_a_workers(&self) -> bool {
+        matches!(self.owner, Owner::Worker { .. })
+    }
+
     /// Whether the latch was set. Acquire: the owner then sees everything the
     /// setter wrote before setting (the job's result).
     #[inline]
