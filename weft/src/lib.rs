@@ -426,6 +426,29 @@ pub fn current_worker_index() -> Option<usize> {
     sched::worker::WorkerThread::current().and_then(sched::worker::WorkerThread::worker_index)
 }
 
+/// Whether the calling worker has tasks of its own queued that have not
+/// started: the ones it spawned or left as a `join` half, which it would
+/// run next (thieves may still take them). `None` off the workers, as for
+/// [`current_worker_index`]. A snapshot: other threads may take the tasks
+/// at any moment. rayon's `current_thread_has_pending_tasks`.
+///
+/// ```
+/// let pool = weft::Pool::builder().workers(1).build().unwrap();
+/// assert_eq!(weft::current_thread_has_pending_tasks(), None);
+/// pool.install(|| {
+///     assert_eq!(weft::current_thread_has_pending_tasks(), Some(false));
+///     weft::spawn(|| ());
+///     // The only worker is busy here, so nobody took the task.
+///     assert_eq!(weft::current_thread_has_pending_tasks(), Some(true));
+/// });
+/// ```
+#[cfg(not(loom))]
+pub fn current_thread_has_pending_tasks() -> Option<bool> {
+    let worker = sched::worker::WorkerThread::current()?;
+    worker.worker_index()?;
+    Some(worker.has_local_work())
+}
+
 /// rayon's name for [`current_worker_index`], of which it is an alias: the
 /// calling thread's index among its pool's workers, or `None` off them.
 ///

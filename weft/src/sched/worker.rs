@@ -432,6 +432,20 @@ impl WorkerThread {
         }
     }
 
+    /// Whether this seat holds work that only it takes without stealing:
+    /// the `next` slot, its join stack, its local and yield queues (for
+    /// `weft::current_thread_has_pending_tasks`). The queues' own emptiness
+    /// checks, so a thief may empty one just after.
+    pub(crate) fn has_local_work(&self) -> bool {
+        let next = self.next.take();
+        let has_next = next.is_some();
+        self.next.set(next);
+        has_next
+            || !self.join_stack().is_empty()
+            || !self.local.is_empty()
+            || !self.yielded.is_empty()
+    }
+
     /// Pops the newest job of this worker's own queue.
     #[inline]
     pub(crate) fn pop(&self) -> Option<JobRef> {
