@@ -308,7 +308,7 @@ pub mod trace;
 #[cfg(not(loom))]
 pub use crate::api::builder::{
     BuildError, Builder, ThreadBuilder, DEFAULT_FIBER_STACK, DEFAULT_MAX_BLOCKING,
-    DEFAULT_MAX_SUSPENDED, DEFAULT_SPIN, MIN_STACK_SIZE, WORKERS_ENV,
+    DEFAULT_MAX_SUSPENDED, DEFAULT_SPIN, MAX_WORKERS, MIN_STACK_SIZE, WORKERS_ENV,
 };
 #[cfg(not(loom))]
 pub use crate::api::join::{join, join_context, FnContext};

@@ -14,13 +14,26 @@ use crate::api::pool::{Pool, ThreadExits};
 use crate::sched::fiber::FiberSettings;
 pub use crate::sched::fiber::{DEFAULT_FIBER_STACK, DEFAULT_MAX_SUSPENDED};
 use crate::sched::registry::{Hooks, PanicHandler, Registry, ThreadHook};
-use crate::sched::sleep::MAX_WORKERS;
 use crate::sched::spares::Spares;
 use crate::sched::threads::ThreadSetup;
 use crate::sched::worker::SeatQueues;
 
 /// The environment variable that sets the default number of workers.
 pub const WORKERS_ENV: &str = "WEFT_WORKERS";
+
+/// The most workers a pool can have: [`Builder::workers`] above it fails
+/// the build with [`BuildError::TooManyWorkers`]. The scheduler's sleep
+/// counters hold worker counts in fields of this width; the spare seats of
+/// [`Builder::max_blocking`] share the same room.
+///
+/// ```
+/// let error = weft::Pool::builder()
+///     .workers(weft::MAX_WORKERS + 1)
+///     .build()
+///     .unwrap_err();
+/// assert!(matches!(error, weft::BuildError::TooManyWorkers { max: weft::MAX_WORKERS, .. }));
+/// ```
+pub const MAX_WORKERS: usize = crate::sched::sleep::MAX_WORKERS;
 
 /// The smallest worker stack [`Builder::stack_size`] accepts, in bytes.
 pub const MIN_STACK_SIZE: usize = 32 * 1024;
