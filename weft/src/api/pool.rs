@@ -41,7 +41,8 @@ use crate::sched::worker::WorkerThread;
 /// ([`Builder::use_current_thread`]) is dropped on that thread, which runs
 /// the steps as worker 0; dropped elsewhere, it closes and keeps running
 /// for that thread. [`Pool::shutdown_timeout`] is the same with a bound on how long
-/// queued tasks may keep starting.
+/// queued tasks may keep starting; [`Pool::shutdown_background`] starts the
+/// same steps and returns without waiting for them.
 ///
 /// ```
 /// use std::sync::atomic::{AtomicUsize, Ordering};
@@ -67,6 +68,9 @@ pub struct Pool {
     /// Whether the thread that built the pool holds its seat 0
     /// ([`Builder::use_current_thread`], sched/adopted.rs).
     adopted: bool,
+    /// Whether dropping waits for the shutdown to finish: false after
+    /// [`Pool::shutdown_background`].
+    wait_on_drop: bool,
 }
 
 /// Where a shutdown is called from, which decides what it may wait for.
@@ -107,6 +111,7 @@ impl Pool {
             threads,
             exits,
             adopted,
+            wait_on_drop: true,
         }
     }
 
@@ -499,6 +504,39 @@ impl Pool {
         }
     }
 
+    /// Shuts the pool down as dropping it does (see [`Pool`]), without
+    /// waiting for it: intake from outside stops at once, and the queued
+    /// tasks, what they spawn, the stop hooks and the threads' exit all
+    /// follow on the pool's own threads after this returns, as when a pool
+    /// is dropped from inside one of its tasks. The shape of tokio's
+    /// `Runtime::shutdown_background`; rayon's `ThreadPool` drop.
+    ///
+    /// The threads are detached, not joined, so nothing here tells when
+    /// they have exited: a task that must finish before the program goes on
+    /// signals it itself (a channel, a [`WaitGroup`](crate::WaitGroup)).
+    /// On the thread that holds the pool's worker 0
+    /// ([`Builder::use_current_thread`]), outside the pool's tasks, that
+    /// thread first runs the pool's remaining work as worker 0, as `drop`
+    /// does there: it cannot leave its seat before the pool is done with it.
+    ///
+    /// ```
+    /// use std::sync::mpsc;
+    ///
+    /// let pool = weft::Pool::builder().workers(1).build().unwrap();
+    /// let (release, held) = mpsc::channel::<()>();
+    /// let (done, finished) = mpsc::channel();
+    /// pool.spawn(move || {
+    ///     held.recv().unwrap(); // busy until released
+    ///     done.send("ran").unwrap();
+    /// });
+    /// pool.shutdown_background(); // returns with the task still running
+    /// release.send(()).unwrap();
+    /// assert_eq!(finished.recv().unwrap(), "ran");
+    /// ```
+    pub fn shutdown_background(mut self) {
+        self.wait_on_drop = false;
+    }
+
     /// Where a shutdown of this pool is called from. Inside: one of its
     /// tasks, or a task inside `weft::blocking`, whose thread is then not
     /// counted as a worker.
@@ -607,7 +645,7 @@ impl Drop for Pool {
         if let Caller::Holder(worker) = caller {
             crate::sched::adopted::shut_down(worker, None);
         }
-        if !matches!(caller, Caller::CannotWait) {
+        if !matches!(caller, Caller::CannotWait) && self.wait_on_drop {
             self.exits.wait_all();
             for thread in self.threads.drain(..) {
                 let _ = thread.join();
