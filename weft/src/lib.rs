@@ -220,9 +220,10 @@
 //! [`Builder::spawn_handler`], which gets a [`ThreadBuilder`] per worker
 //! (with its `index`, `name`, `stack_size` and `run`), or builds with
 //! [`Builder::build_scoped`], whose threads are scoped threads that may
-//! borrow from the caller. The handler is `'static` (weft's builder is not
-//! generic over it, as rayon's is): threads that borrow go through
-//! `build_scoped`. With rayon's [`Builder::use_current_thread`] the
+//! borrow from the caller. The handler `spawn_handler` stores is `'static`
+//! (weft's builder is not generic over it, as rayon's is); one that borrows
+//! goes to [`Builder::build_with_spawn_handler`] instead, and threads that
+//! borrow go through `build_scoped`. With rayon's [`Builder::use_current_thread`] the
 //! building thread is the pool's worker 0 until it drops the pool, and the
 //! pool starts one thread fewer; that thread runs the pool's tasks only
 //! while it waits in the pool, and a pool dropped away from it keeps

@@ -579,6 +579,38 @@ impl Builder {
         }
     }
 
+    /// Starts the pool with `spawn` as its [spawn handler](Builder::spawn_handler),
+    /// under that method's contract, for a handler that need not be `'static`
+    /// nor `Send`: it is called only here, on this thread, before this
+    /// returns, so it may borrow from the caller (a counter, a list of the
+    /// threads it starts). The threads it starts still must not borrow what
+    /// the pool may outlive; for threads that borrow, see
+    /// [`build_scoped`](Builder::build_scoped). A handler set with
+    /// `spawn_handler` is not used.
+    ///
+    /// ```
+    /// let mut threads = Vec::new(); // borrowed by the handler
+    /// let pool = weft::Pool::builder()
+    ///     .workers(2)
+    ///     .build_with_spawn_handler(|thread| {
+    ///         threads.push(std::thread::spawn(|| thread.run()));
+    ///         Ok(())
+    ///     })
+    ///     .unwrap();
+    /// assert_eq!(pool.install(weft::current_num_threads), 2);
+    /// drop(pool); // every `run` has returned
+    /// for thread in threads {
+    ///     thread.join().unwrap();
+    /// }
+    /// ```
+    pub fn build_with_spawn_handler<F>(mut self, mut spawn: F) -> Result<Pool, BuildError>
+    where
+        F: FnMut(ThreadBuilder) -> io::Result<()>,
+    {
+        self.spawn_handler = None;
+        self.build_with(&mut |thread| spawn(thread).map(|()| None))
+    }
+
     /// `build`, with `start` starting each worker thread.
     fn build_with(self, start: &mut StartThread<'_>) -> Result<Pool, BuildError> {
         let workers = match self.workers {
