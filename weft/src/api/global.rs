@@ -27,6 +27,11 @@ pub(crate) fn install_builder(builder: Builder) -> Result<(), BuildError> {
 ///
 /// # Panics
 /// If the default pool cannot be built (for example `WEFT_WORKERS=0`).
+/// Makes `pool` the global pool, unless one exists: then it comes back.
+pub(crate) fn install_pool(pool: Pool) -> Result<(), Pool> {
+    GLOBAL.set(pool)
+}
+
 pub(crate) fn pool() -> &'static Pool {
     GLOBAL.get_or_init(|| {
         Builder::new()

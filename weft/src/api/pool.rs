@@ -382,6 +382,26 @@ impl Pool {
         spawn_broadcast_in(&self.registry, op);
     }
 
+    /// Makes this pool the global pool, the one free functions (`weft::spawn`,
+    /// `weft::join`, parallel loops...) use outside any pool, for the rest
+    /// of the process, as [`Builder::build_global`] does for a pool it
+    /// builds: for a pool built another way ([`Builder::build_with_spawn_handler`],
+    /// say). Fails if the global pool already exists (built by an earlier
+    /// call, or lazily by a free function), handing this pool back.
+    ///
+    /// ```
+    /// let pool = weft::Pool::builder().workers(2).build().unwrap();
+    /// pool.into_global().unwrap();
+    /// assert_eq!(weft::current_num_threads(), 2);
+    ///
+    /// let another = weft::Pool::builder().workers(1).build().unwrap();
+    /// let another = another.into_global().unwrap_err(); // the global pool exists
+    /// assert_eq!(another.workers(), 1);
+    /// ```
+    pub fn into_global(self) -> Result<(), Pool> {
+        crate::api::global::install_pool(self)
+    }
+
     /// A cloneable handle for giving this pool tasks from anywhere.
     pub fn handle(&self) -> Handle {
         Handle {
