@@ -73,13 +73,15 @@ pub fn is_weft() -> bool {
 }
 
 /// Builds the global pool with this crate's defaults if nobody has built it
-/// yet. Called by every free function that may use the global pool, before
-/// it reaches weft, whose own lazy default would otherwise build it with
-/// weft's settings (no abort on a task's panic, `RAYON_NUM_THREADS`
-/// ignored). After the first call this is one load.
+/// yet and the caller is outside any pool, where the free function about
+/// to run uses it. Called by every free function that may use the global
+/// pool, before it reaches weft, whose own lazy default would otherwise
+/// build it with weft's settings (no abort on a task's panic,
+/// `RAYON_NUM_THREADS` ignored). A program that only ever uses its own
+/// pools never builds it, as with rayon. Once built, this is one load.
 #[inline]
 fn ensure_global() {
-    if builder::global_unset() {
+    if builder::global_unset() && weft::current_thread_index().is_none() {
         builder::build_default_global();
     }
 }
