@@ -1,4 +1,4 @@
-//! rayon-core's public API, run by the [weft](weft) scheduler.
+//! rayon-core's public API, run by the [weft] scheduler.
 //!
 //! This crate has real rayon-core's name, version (1.13.0) and `links` key,
 //! so a program that uses rayon (directly or through a dependency) moves
