@@ -370,3 +370,19 @@ fn build_scoped_threads_may_borrow() {
         .unwrap();
     assert_eq!(names, ["s-0", "s-1"]);
 }
+
+#[test]
+#[allow(deprecated)]
+fn the_deprecated_configuration_still_builds() {
+    let config = rayon_core::Configuration::new()
+        .num_threads(2)
+        .thread_name(|i| format!("old-{i}"))
+        .breadth_first();
+    assert!(format!("{config:?}").contains("num_threads: 2"));
+    let pool = ThreadPool::new(config).unwrap();
+    assert_eq!(pool.current_num_threads(), 2);
+    assert_eq!(
+        pool.broadcast(|_| std::thread::current().name().unwrap().to_owned()),
+        ["old-0", "old-1"]
+    );
+}
