@@ -41,6 +41,22 @@ pub fn cases() -> Vec<Case> {
             run: |kind, workers, layers| with_peer!(kind, Joins, tree_sum(workers, layers as u32)),
             ..fib
         },
+        Case {
+            scenario: "join/tree-sum",
+            variant: "shuffled",
+            about: "sum of a balanced binary tree by join at every inner node, its nodes at shuffled places of one array, so that no traversal order streams through memory (size = layers; 22 layers is 4M nodes)",
+            sizes: [14, 20, 22],
+            run: |kind, workers, layers| with_peer!(kind, Joins, shuffled_tree_sum(workers, layers as u32, 1)),
+            ..fib
+        },
+        Case {
+            scenario: "join/tree-sum",
+            variant: "cache-resident",
+            about: "a shuffled tree of 2^size - 1 nodes small enough for the cache, summed 256 times in a row per timed run: joins without the cost of memory (size = layers; 14 layers is 16k nodes)",
+            sizes: [10, 14, 16],
+            run: |kind, workers, layers| with_peer!(kind, Joins, shuffled_tree_sum(workers, layers as u32, 256)),
+            ..fib
+        },
         halves,
         Case {
             variant: "nested",
@@ -189,6 +205,103 @@ fn tree_sum<J: ForkJoin>(workers: usize, layers: u32) -> Measured {
         || (),
         |c, ()| sum_join::<J>(c, &tree),
         |got| assert_eq!(got, expected, "tree sum gave a wrong answer"),
+    );
+    Measured::new(wall, cpu, ns_per(wall, joins))
+        .with("joins", joins as f64)
+        .with("nodes", nodes as f64)
+}
+
+/// A balanced binary tree in one array, each node at a shuffled place:
+/// built in recursive order, a tree's nodes lie in the order one traversal
+/// visits them, and a traversal that takes the right half first streams
+/// through memory several times faster than one that takes the left first,
+/// on one thread with no scheduler at all. Shuffled, every child is a jump.
+struct ShuffledTree {
+    nodes: Vec<ShuffledNode>,
+    root: u32,
+}
+
+struct ShuffledNode {
+    value: u64,
+    /// Where the two children are, if the node has any.
+    kids: Option<(u32, u32)>,
+}
+
+impl ShuffledTree {
+    fn new(layers: u32, seed: u64) -> ShuffledTree {
+        let count = (1usize << layers) - 1;
+        // Fisher-Yates: place[i] is where the i-th node in recursive order goes.
+        let mut place: Vec<u32> = (0..count as u32).collect();
+        let mut rng = Rng::new(seed);
+        for i in (1..count).rev() {
+            let j = rng.range(0, i as u64 + 1) as usize;
+            place.swap(i, j);
+        }
+        let mut nodes: Vec<ShuffledNode> = (0..count)
+            .map(|_| ShuffledNode {
+                value: 0,
+                kids: None,
+            })
+            .collect();
+        let mut next = 0;
+        let root = Self::fill(&mut nodes, &place, layers, &mut next);
+        ShuffledTree { nodes, root }
+    }
+
+    /// Lays out a subtree of `layers` layers, its nodes numbered from
+    /// `next` in recursive order; returns where its root went.
+    fn fill(nodes: &mut [ShuffledNode], place: &[u32], layers: u32, next: &mut usize) -> u32 {
+        let number = *next;
+        *next += 1;
+        let kids = (layers > 1).then(|| {
+            let left = Self::fill(nodes, place, layers - 1, next);
+            let right = Self::fill(nodes, place, layers - 1, next);
+            (left, right)
+        });
+        let at = place[number];
+        nodes[at as usize] = ShuffledNode {
+            value: number as u64,
+            kids,
+        };
+        at
+    }
+}
+
+fn shuffled_sum_join<J: ForkJoin>(ctx: &mut J::Ctx<'_>, tree: &ShuffledTree, at: u32) -> u64 {
+    let node = &tree.nodes[at as usize];
+    match node.kids {
+        None => node.value,
+        Some((left, right)) => {
+            let (a, b) = J::join(
+                ctx,
+                |c| shuffled_sum_join::<J>(c, tree, left),
+                |c| shuffled_sum_join::<J>(c, tree, right),
+            );
+            node.value + a + b
+        }
+    }
+}
+
+/// `join/tree-sum` over a [`ShuffledTree`], summed `passes` times per run.
+fn shuffled_tree_sum<J: ForkJoin>(workers: usize, layers: u32, passes: u32) -> Measured {
+    let tree = ShuffledTree::new(layers, 0x5eed_7a11);
+    let nodes = tree.nodes.len() as u64;
+    let expected = nodes * (nodes - 1) / 2 * u64::from(passes);
+    let joins = ((1u64 << (layers - 1)) - 1) * u64::from(passes);
+    let warm_up = ShuffledTree::new(WARM_UP_LAYERS, 1);
+    let (wall, cpu) = timed_runs::<J, _, _>(
+        workers,
+        RUNS_PER_CHILD,
+        |c| {
+            shuffled_sum_join::<J>(c, &warm_up, warm_up.root);
+        },
+        || (),
+        |c, ()| {
+            (0..passes)
+                .map(|_| shuffled_sum_join::<J>(c, &tree, tree.root))
+                .sum::<u64>()
+        },
+        |got| assert_eq!(got, expected, "shuffled tree sum gave a wrong answer"),
     );
     Measured::new(wall, cpu, ns_per(wall, joins))
         .with("joins", joins as f64)
