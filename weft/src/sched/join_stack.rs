@@ -105,7 +105,9 @@ struct TopEnd {
 pub(crate) struct JoinStack {
     bottom: CachePadded<AtomicUsize>,
     top_end: CachePadded<TopEnd>,
-    slots: Box<[Slot]>,
+    /// An array of known length, so that indexing it needs no bounds check
+    /// (two fewer instructions per push and per pop than a slice).
+    slots: Box<[Slot; CAPACITY]>,
 }
 
 /// Where [`JoinStack::push`] put a half.
@@ -137,7 +139,11 @@ impl JoinStack {
                 top: AtomicUsize::new(0),
                 wanted: AtomicBool::new(false),
             }),
-            slots: (0..CAPACITY).map(|_| slot()).collect(),
+            slots: (0..CAPACITY)
+                .map(|_| slot())
+                .collect::<Box<[Slot]>>()
+                .try_into()
+                .unwrap_or_else(|_| unreachable!("CAPACITY slots were made")),
         }
     }
 
