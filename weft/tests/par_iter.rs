@@ -7,7 +7,8 @@
 //! any pool (the driver's own path for a plain thread). Then what the
 //! module docs promise beyond the results: `collect` keeps the input's
 //! order, `min`/`max` ties go as std's, by-value items are dropped exactly
-//! once (also when a loop stops early or a closure panics), `any` /
+//! once (also when a loop stops early, a closure panics or an item's
+//! destructor panics), `any` /
 //! `find_any` / `position_any` / `all` stop the work once the answer is
 //! known, a panic reaches the caller and leaves the pool usable, and
 //! `deterministic()` gives the same float bits on every run, and
@@ -923,6 +924,184 @@ fn by_value_items_are_dropped_exactly_once_when_a_closure_panics() {
             });
         },
     );
+}
+
+// ------------------------------------------- destructors that panic
+
+/// The drops of one run's bombs: per item, and in all.
+struct Drops {
+    each: Vec<AtomicUsize>,
+    total: AtomicUsize,
+    /// The drop (counted from 1, in all) that panics.
+    burst_at: usize,
+}
+
+/// An item that counts its drops and panics on the `burst_at`-th drop of
+/// its run, whichever item that is.
+struct Bomb {
+    id: usize,
+    drops: Arc<Drops>,
+}
+
+impl Drop for Bomb {
+    fn drop(&mut self) {
+        self.drops.each[self.id].fetch_add(1, Ordering::SeqCst);
+        if self.drops.total.fetch_add(1, Ordering::SeqCst) + 1 == self.drops.burst_at {
+            panic::panic_any(Planned(self.drops.burst_at));
+        }
+    }
+}
+
+/// How many bombs each run has.
+const BOMBS: usize = 20_000;
+
+/// Which drop bursts: the first, one early in a skipped or untaken part,
+/// the first after half the items, and the last.
+const BURSTS: [usize; 4] = [1, 100, BOMBS / 2 + 1, BOMBS];
+
+/// Runs `consume` on `BOMBS` bombs whose `burst_at`-th drop panics, for
+/// every burst and worker count; `consume` drops what the call returns.
+/// The panic must reach the caller, and every item must be dropped once.
+fn every_bomb_dropped_once(what: &str, consume: impl Fn(Vec<Bomb>) + Sync) {
+    quiet_planned_panics();
+    for workers in WORKERS {
+        for burst_at in BURSTS {
+            let ctx = format!("{what}, drop {burst_at} panics, workers {workers}");
+            let drops = Arc::new(Drops {
+                each: (0..BOMBS).map(|_| AtomicUsize::new(0)).collect(),
+                total: AtomicUsize::new(0),
+                burst_at,
+            });
+            let bombs: Vec<Bomb> = (0..BOMBS)
+                .map(|id| Bomb {
+                    id,
+                    drops: Arc::clone(&drops),
+                })
+                .collect();
+            let ran = panic::catch_unwind(AssertUnwindSafe(|| on(workers, || consume(bombs))));
+            assert_eq!(planned(ran, what, &ctx), Planned(burst_at), "{ctx}");
+            let wrong: Vec<(usize, usize)> = (drops.each.iter().enumerate())
+                .map(|(id, count)| (id, count.load(Ordering::SeqCst)))
+                .filter(|&(_, count)| count != 1)
+                .take(5)
+                .collect();
+            assert!(
+                wrong.is_empty(),
+                "(item, drops) not dropped once: {wrong:?}... ({ctx})"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_harness_agrees_with_std() {
+    // std drops every item once whatever one's drop does: the contract the
+    // parallel loops are held to below.
+    every_bomb_dropped_once("std skip count", |bombs| {
+        assert_eq!(bombs.into_iter().skip(10_000).count(), 10_000);
+    });
+}
+
+#[test]
+fn a_panicking_drop_in_skipped_or_untaken_items_leaks_nothing() {
+    every_bomb_dropped_once("skip count", |bombs| {
+        bombs.into_par_iter().skip(10_000).count();
+    });
+    every_bomb_dropped_once("take count", |bombs| {
+        bombs.into_par_iter().take(50).count();
+    });
+    every_bomb_dropped_once("take collect", |bombs| {
+        drop(bombs.into_par_iter().take(50).collect::<Vec<_>>());
+    });
+    every_bomb_dropped_once("enumerate skip take collect", |bombs| {
+        let kept: Vec<(usize, Bomb)> = bombs
+            .into_par_iter()
+            .enumerate()
+            .skip(5_000)
+            .take(5_000)
+            .collect();
+        drop(kept);
+    });
+    every_bomb_dropped_once("chain skip take count", |mut bombs| {
+        let back = bombs.split_off(BOMBS / 3);
+        bombs
+            .into_par_iter()
+            .chain(back)
+            .skip(1_000)
+            .take(50)
+            .count();
+    });
+}
+
+#[test]
+fn a_panicking_drop_in_the_longer_side_of_a_zip_leaks_nothing() {
+    every_bomb_dropped_once("zip count", |bombs| {
+        bombs.into_par_iter().zip(0..50).count();
+    });
+    every_bomb_dropped_once("zip, bombs on the right", |bombs| {
+        (0..50).into_par_iter().zip(bombs).count();
+    });
+    every_bomb_dropped_once("zip of bombs", |mut bombs| {
+        let right = bombs.split_off(BOMBS - 50);
+        drop(bombs.into_par_iter().zip(right).collect::<Vec<_>>());
+    });
+}
+
+#[test]
+fn a_panicking_drop_in_a_search_leaks_nothing() {
+    every_bomb_dropped_once("find_any", |bombs| {
+        drop(bombs.into_par_iter().find_any(|bomb| bomb.id == 15_000));
+    });
+    every_bomb_dropped_once("find_any of many", |bombs| {
+        drop(bombs.into_par_iter().find_any(|bomb| bomb.id % 7 == 3));
+    });
+    every_bomb_dropped_once("find_any, one item per piece", |bombs| {
+        let found = bombs
+            .into_par_iter()
+            .with_max_len(1)
+            .find_any(|bomb| bomb.id % 7 == 3);
+        drop(found);
+    });
+    every_bomb_dropped_once("find_first", |bombs| {
+        drop(
+            bombs
+                .into_par_iter()
+                .find_first(|bomb| bomb.id % 1_000 == 999),
+        );
+    });
+    every_bomb_dropped_once("position_any", |bombs| {
+        bombs.into_par_iter().position_any(|bomb| bomb.id == 12_345);
+    });
+    every_bomb_dropped_once("any", |bombs| {
+        bombs.into_par_iter().any(|bomb| bomb.id == 3);
+    });
+    every_bomb_dropped_once("all", |bombs| {
+        bombs.into_par_iter().all(|bomb| bomb.id < 19_000);
+    });
+}
+
+#[test]
+fn a_panicking_drop_in_other_consumers_leaks_nothing() {
+    every_bomb_dropped_once("count", |bombs| {
+        bombs.into_par_iter().count();
+    });
+    every_bomb_dropped_once("for_each", |bombs| bombs.into_par_iter().for_each(drop));
+    every_bomb_dropped_once("collect", |bombs| {
+        drop(bombs.into_par_iter().collect::<Vec<_>>());
+    });
+    every_bomb_dropped_once("filter collect", |bombs| {
+        let kept: Vec<Bomb> = bombs
+            .into_par_iter()
+            .filter(|bomb| bomb.id % 3 == 0)
+            .collect();
+        drop(kept);
+    });
+    every_bomb_dropped_once("min_by_key", |bombs| {
+        drop(bombs.into_par_iter().min_by_key(|bomb| bomb.id % 1_000));
+    });
+    every_bomb_dropped_once("max_by_key", |bombs| {
+        drop(bombs.into_par_iter().max_by_key(|bomb| bomb.id % 1_000));
+    });
 }
 
 #[test]

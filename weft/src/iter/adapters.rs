@@ -1,7 +1,7 @@
 //! Adapters: each wraps its base iterator and its base's producer, and
 //! splits where the base splits.
 
-use super::plumbing::Producer;
+use super::plumbing::{keep, Producer};
 use super::{IndexedParallelIterator, IntoParallelIterator, ParallelIterator};
 
 /// Declares an adapter's producer type, with the base producer and a
@@ -569,12 +569,13 @@ where
     type Seq = std::iter::Zip<A::Seq, B::Seq>;
     fn producer(&mut self) -> Self::Producer<'_> {
         let len = IndexedParallelIterator::len(self);
-        // Both cut to the shorter length, so that they split alike.
-        let a = self.a.producer();
-        let b = self.b.producer();
+        // Both cut to the shorter length, so that they split alike; the
+        // longer one's extra items are dropped unused.
+        let (a, a_extra) = self.a.producer().split_at(len);
+        let (b, b_extra) = self.b.producer().split_at(len);
         ZipProducer {
-            a: a.split_at(len).0,
-            b: b.split_at(len).0,
+            a: keep(a, a_extra),
+            b: keep(b, b_extra),
         }
     }
     fn into_seq(self) -> Self::Seq {
@@ -780,7 +781,8 @@ impl<I: IndexedParallelIterator> ParallelIterator for Take<I> {
     type Seq = std::iter::Take<I::Seq>;
     fn producer(&mut self) -> Self::Producer<'_> {
         let n = IndexedParallelIterator::len(self);
-        self.base.producer().split_at(n).0
+        let (taken, untaken) = self.base.producer().split_at(n);
+        keep(taken, untaken)
     }
     fn into_seq(self) -> Self::Seq {
         self.base.into_seq().take(self.n)
@@ -805,8 +807,8 @@ impl<I: IndexedParallelIterator> ParallelIterator for Skip<I> {
     type Seq = std::iter::Skip<I::Seq>;
     fn producer(&mut self) -> Self::Producer<'_> {
         let n = self.n.min(self.base.len());
-        // The skipped items are dropped with the left piece, unrun.
-        self.base.producer().split_at(n).1
+        let (skipped, rest) = self.base.producer().split_at(n);
+        keep(rest, skipped)
     }
     fn into_seq(self) -> Self::Seq {
         self.base.into_seq().skip(self.n)

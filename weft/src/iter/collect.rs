@@ -141,10 +141,14 @@ struct Written<T> {
 
 impl<T> Drop for Written<T> {
     fn drop(&mut self) {
-        for index in self.start..self.start + self.len {
-            // SAFETY: these slots were written by this piece and are owned
-            // by it alone until merged (which forgets the parts).
-            unsafe { (*self.target.0.add(index)).assume_init_drop() };
+        // As one slice, whose drop glue goes on with the other items if one
+        // item's drop panics (a loop here would leak them).
+        // SAFETY: these slots were written by this piece and are owned by
+        // it alone until merged (which forgets the parts); `MaybeUninit<T>`
+        // has `T`'s layout.
+        unsafe {
+            let first = self.target.0.add(self.start).cast::<T>();
+            std::ptr::drop_in_place(std::ptr::slice_from_raw_parts_mut(first, self.len));
         }
     }
 }
@@ -236,5 +240,29 @@ impl FromParallelIterator<()> for () {
     {
         let mut iter = iter.into_par_iter();
         drive(iter.producer(), &super::consumers::ForEach(&|()| ()));
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use std::panic::{self, AssertUnwindSafe};
+    use std::sync::atomic::AtomicUsize;
+
+    use super::{Consumer, Exact, Target};
+    use crate::iter::sources::tests::{assert_each_dropped_once, bombs};
+
+    #[test]
+    fn written_items_are_all_dropped_when_one_drop_panics() {
+        // A piece's output dropped unmerged (another piece panicked).
+        let drops: Vec<AtomicUsize> = (0..8).map(|_| AtomicUsize::new(0)).collect();
+        let mut out = Vec::with_capacity(8);
+        let exact = Exact {
+            target: Target(out.spare_capacity_mut().as_mut_ptr()),
+            len: 8,
+        };
+        let written = exact.fold(0, bombs(&drops));
+        let ran = panic::catch_unwind(AssertUnwindSafe(|| drop(written)));
+        assert!(ran.is_err(), "item 3's panic");
+        assert_each_dropped_once(&drops);
     }
 }

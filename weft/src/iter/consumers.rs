@@ -5,7 +5,7 @@
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-use super::plumbing::Consumer;
+use super::plumbing::{keep, Consumer};
 
 /// `for_each`.
 pub(crate) struct ForEach<'f, F>(pub(crate) &'f F);
@@ -106,10 +106,9 @@ where
 {
     type Result = Option<T>;
     fn fold<I: Iterator<Item = T>>(&self, _offset: usize, items: I) -> Option<T> {
-        match self.keep {
-            Extreme::Min => items.min_by(self.compare),
-            Extreme::Max => items.max_by(self.compare),
-        }
+        // Not std's `min_by`, which leaks the winner if the loser's drop
+        // panics: one item at a time through `reduce`, the same rule.
+        items.fold(None, |best, item| self.reduce(best, Some(item)))
     }
     fn reduce(&self, left: Option<T>, right: Option<T>) -> Option<T> {
         match (left, right) {
@@ -118,7 +117,11 @@ where
                     Extreme::Min => (self.compare)(&right, &left).is_lt(),
                     Extreme::Max => (self.compare)(&right, &left).is_ge(),
                 };
-                Some(if right_wins { right } else { left })
+                Some(if right_wins {
+                    keep(right, left)
+                } else {
+                    keep(left, right)
+                })
             }
             (left, right) => left.or(right),
         }
@@ -134,21 +137,18 @@ pub(crate) struct FindAny<'f, F> {
 
 impl<T, R: Send, F: Fn(T) -> Option<R> + Sync> Consumer<T> for FindAny<'_, F> {
     type Result = Option<R>;
-    fn fold<I: Iterator<Item = T>>(&self, _offset: usize, items: I) -> Option<R> {
-        for item in items {
-            // Relaxed: a hint to stop; the match itself travels by join.
-            if self.found.load(Ordering::Relaxed) {
-                return None;
-            }
-            if let Some(hit) = (self.matches)(item) {
-                self.found.store(true, Ordering::Relaxed);
-                return Some(hit);
-            }
+    fn fold<I: Iterator<Item = T>>(&self, _offset: usize, mut items: I) -> Option<R> {
+        // Relaxed: a hint to stop; the match itself travels by join.
+        let unfound = |item| (!self.found.load(Ordering::Relaxed)).then_some(item);
+        let hit = items.by_ref().map_while(unfound).find_map(self.matches);
+        if hit.is_some() {
+            self.found.store(true, Ordering::Relaxed);
         }
-        None
+        // The items after the match are dropped unused.
+        keep(hit, items)
     }
     fn reduce(&self, left: Option<R>, right: Option<R>) -> Option<R> {
-        left.or(right)
+        leftmost(left, right)
     }
     fn full(&self) -> bool {
         self.found.load(Ordering::Relaxed)
@@ -165,20 +165,29 @@ pub(crate) struct FindFirst<'f, F> {
 
 impl<T, R: Send, F: Fn(T) -> Option<R> + Sync> Consumer<T> for FindFirst<'_, F> {
     type Result = Option<R>;
-    fn fold<I: Iterator<Item = T>>(&self, offset: usize, items: I) -> Option<R> {
+    fn fold<I: Iterator<Item = T>>(&self, offset: usize, mut items: I) -> Option<R> {
         // Relaxed: a hint; the leftmost match wins in `reduce` anyway.
         if offset > self.best.load(Ordering::Relaxed) {
             return None;
         }
-        for item in items {
-            if let Some(hit) = (self.matches)(item) {
-                self.best.fetch_min(offset, Ordering::Relaxed);
-                return Some(hit);
-            }
+        let hit = items.by_ref().find_map(self.matches);
+        if hit.is_some() {
+            self.best.fetch_min(offset, Ordering::Relaxed);
         }
-        None
+        // The items after the match are dropped unused.
+        keep(hit, items)
     }
     fn reduce(&self, left: Option<R>, right: Option<R>) -> Option<R> {
-        left.or(right)
+        leftmost(left, right)
+    }
+}
+
+/// The left match if any, else the right: the one that loses is dropped
+/// (see `keep`).
+fn leftmost<R>(left: Option<R>, right: Option<R>) -> Option<R> {
+    if left.is_some() {
+        keep(left, right)
+    } else {
+        right
     }
 }

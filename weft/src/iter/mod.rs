@@ -34,6 +34,18 @@
 //! follows the timing of idle workers. [`ParallelIterator::deterministic`]
 //! fixes the tree for a given input length and worker count, so the result
 //! is the same on every run.
+//!
+//! # Items by value
+//!
+//! Every item of a source by value (a `Vec`, an array) is dropped exactly
+//! once: by the closure it is handed to, by the caller it is returned to,
+//! or unused, when nothing needs it (what `skip` skips and `take` leaves,
+//! the extra items of the longer side of a `zip`, what a search leaves
+//! unsearched once it has its answer, the match that lost to another).
+//! This holds when a closure or an item's destructor panics: the other
+//! items are dropped all the same, and the panic reaches the caller. A
+//! second panic, while the first unwinds, may abort the process, as it
+//! does in std.
 
 pub mod plumbing;
 
@@ -365,7 +377,8 @@ pub trait ParallelIterator: Sized + Send {
 
     /// Some item for which `predicate` holds, if any: whichever a worker
     /// finds first. The pieces not yet started are skipped once one is
-    /// found.
+    /// found, and their items dropped unused (see [Items by
+    /// value](crate::iter#items-by-value)).
     fn find_any<P>(mut self, predicate: P) -> Option<Self::Item>
     where
         P: Fn(&Self::Item) -> bool + Sync + Send,
@@ -381,6 +394,8 @@ pub trait ParallelIterator: Sized + Send {
     }
 
     /// The first item, in the input's order, for which `predicate` holds.
+    /// The items it need not look at are dropped unused (see [Items by
+    /// value](crate::iter#items-by-value)).
     fn find_first<P>(mut self, predicate: P) -> Option<Self::Item>
     where
         P: Fn(&Self::Item) -> bool + Sync + Send,
@@ -395,7 +410,8 @@ pub trait ParallelIterator: Sized + Send {
         )
     }
 
-    /// Whether `predicate` holds for some item; stops once one is found.
+    /// Whether `predicate` holds for some item; stops once one is found,
+    /// and drops the items it did not look at unused.
     fn any<P>(mut self, predicate: P) -> bool
     where
         P: Fn(Self::Item) -> bool + Sync + Send,
@@ -412,7 +428,7 @@ pub trait ParallelIterator: Sized + Send {
     }
 
     /// Whether `predicate` holds for every item; stops at the first that
-    /// fails it.
+    /// fails it, and drops the items it did not look at unused.
     fn all<P>(mut self, predicate: P) -> bool
     where
         P: Fn(Self::Item) -> bool + Sync + Send,
@@ -446,7 +462,9 @@ pub trait IndexedParallelIterator: ParallelIterator {
         Enumerate { base: self }
     }
 
-    /// Pairs items with `other`'s, as long as the shorter of the two.
+    /// Pairs items with `other`'s, as long as the shorter of the two; the
+    /// longer one's extra items are dropped unused (see [Items by
+    /// value](crate::iter#items-by-value)).
     fn zip<Z>(self, other: Z) -> Zip<Self, Z::Iter>
     where
         Z: IntoParallelIterator,
@@ -458,12 +476,14 @@ pub trait IndexedParallelIterator: ParallelIterator {
         }
     }
 
-    /// The first `n` items.
+    /// The first `n` items; the others are dropped unused (see [Items by
+    /// value](crate::iter#items-by-value)).
     fn take(self, n: usize) -> Take<Self> {
         Take { base: self, n }
     }
 
-    /// All but the first `n` items (which are dropped unused).
+    /// All but the first `n` items, which are dropped unused (see [Items by
+    /// value](crate::iter#items-by-value)).
     fn skip(self, n: usize) -> Skip<Self> {
         Skip { base: self, n }
     }
@@ -487,7 +507,7 @@ pub trait IndexedParallelIterator: ParallelIterator {
     }
 
     /// The index of some item for which `predicate` holds; stops once one
-    /// is found.
+    /// is found, and drops the items it did not look at unused.
     fn position_any<P>(self, predicate: P) -> Option<usize>
     where
         P: Fn(Self::Item) -> bool + Sync + Send,

@@ -119,6 +119,19 @@ pub trait Producer: Send + Sized {
     }
 }
 
+/// Returns `kept` once `discarded` is dropped: the part of a loop's input
+/// or results that a call drops unused (a skipped prefix, the rest after a
+/// match, the match that lost to another). Anything holding items goes
+/// through here rather than out of scope after the value returned is
+/// built: if a destructor panics then, that value is leaked (rustc drops
+/// the locals on the way out, not the value already returned). Here
+/// `kept` is still an argument when `discarded`'s drop panics, and the
+/// unwinding drops it: every item is dropped once, whatever panics.
+pub(crate) fn keep<T, U>(kept: T, discarded: U) -> T {
+    drop(discarded);
+    kept
+}
+
 /// What a consuming call does with the pieces: fold each sequentially,
 /// combine neighbours left then right.
 pub(crate) trait Consumer<T>: Sync {
@@ -319,7 +332,7 @@ impl<C> Drive<'_, C> {
         C: Consumer<P::Item>,
     {
         if self.stopped() {
-            return self.consumer.fold(offset, std::iter::empty());
+            return keep(self.consumer.fold(offset, std::iter::empty()), producer);
         }
         if let Some(halves) = budget.split(&producer, migrated) {
             let mid = producer.len() / 2;
@@ -368,7 +381,7 @@ impl<C> Drive<'_, C> {
             offset += chunk;
             rest = tail;
             if self.stopped() {
-                return self.finish(folded, start);
+                return keep(self.finish(folded, start), rest);
             }
             next = next_chunk(chunk, timer.elapsed(), CHUNK_TARGET);
         }

@@ -617,9 +617,61 @@ impl<T> Iterator for DrainIter<'_, T> {
 
 impl<T> Drop for DrainIter<'_, T> {
     fn drop(&mut self) {
-        // Drops what was not yielded (a consumer that stopped early).
-        for item in self.by_ref() {
-            drop(item);
+        // What was not yielded (a consumer that stopped early), dropped as
+        // one slice: if one item's drop panics, the slice's drop glue goes
+        // on with the others, which a loop here would leak.
+        // SAFETY: `next..len` is inside the piece and holds the items not
+        // yet read out, which nothing reads or drops after this.
+        unsafe {
+            let unread =
+                ptr::slice_from_raw_parts_mut(self.base.add(self.next), self.len - self.next);
+            ptr::drop_in_place(unread);
         }
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+pub(crate) mod tests {
+    use std::panic::{self, AssertUnwindSafe};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use super::{IntoIter, ParallelIterator, Producer};
+
+    /// Counts its drops in `drops[id]`; the drop of item 3 panics.
+    pub(crate) struct Bomb<'a> {
+        pub(crate) id: usize,
+        pub(crate) drops: &'a [AtomicUsize],
+    }
+
+    impl Drop for Bomb<'_> {
+        fn drop(&mut self) {
+            self.drops[self.id].fetch_add(1, Ordering::SeqCst);
+            if self.id == 3 {
+                panic::panic_any("bomb");
+            }
+        }
+    }
+
+    pub(crate) fn bombs(drops: &[AtomicUsize]) -> impl Iterator<Item = Bomb<'_>> {
+        (0..drops.len()).map(move |id| Bomb { id, drops })
+    }
+
+    pub(crate) fn assert_each_dropped_once(drops: &[AtomicUsize]) {
+        for (id, count) in drops.iter().enumerate() {
+            assert_eq!(count.load(Ordering::SeqCst), 1, "item {id}");
+        }
+    }
+
+    #[test]
+    fn a_piece_left_unread_drops_every_item_when_one_drop_panics() {
+        let drops: Vec<AtomicUsize> = (0..8).map(|_| AtomicUsize::new(0)).collect();
+        let mut source = IntoIter {
+            vec: bombs(&drops).collect(),
+        };
+        let mut piece = source.producer().into_iter();
+        drop(piece.next());
+        let ran = panic::catch_unwind(AssertUnwindSafe(|| drop(piece)));
+        assert!(ran.is_err(), "item 3's panic");
+        assert_each_dropped_once(&drops);
     }
 }
