@@ -476,6 +476,68 @@ fn ranges_longer_than_can_be_run() {
     assert_eq!(fits, vec![u64::MAX - 2, 0]);
 }
 
+/// The message of a panic caught by `catch_unwind`.
+fn panic_message(result: std::thread::Result<impl Sized>, ctx: &str) -> String {
+    match result {
+        Ok(_) => panic!("no panic ({ctx})"),
+        Err(payload) => match payload.downcast::<String>() {
+            Ok(message) => *message,
+            Err(payload) => match payload.downcast::<&str>() {
+                Ok(message) => (*message).to_string(),
+                Err(payload) => panic::resume_unwind(payload),
+            },
+        },
+    }
+}
+
+#[test]
+fn chains_longer_than_usize_max_search_or_panic_clearly() {
+    // Searches by value need no index: they find what a sequential chain
+    // finds. What needs the length or an index panics with the message
+    // `chain` documents, before running anything, rather than wrapping
+    // (a wrong answer in release, an arithmetic overflow in debug).
+    let over = || (0..usize::MAX).into_par_iter().chain(0..2usize);
+    for &workers in &WORKERS {
+        on(workers, || {
+            let ctx = format!("workers {workers}");
+            assert_eq!(over().find_first(|&x| x == 3), Some(3), "{ctx}");
+            assert_eq!(over().find_any(|&x| x == 3), Some(3), "{ctx}");
+            assert!(over().any(|x| x == 3), "{ctx}");
+            assert!(!over().all(|x| x != 3), "{ctx}");
+            let under = || (0..2usize).into_par_iter().chain(0..usize::MAX);
+            assert_eq!(under().find_first(|&x| x == 5), Some(5), "{ctx}");
+            assert_eq!(under().find_first(|&x| x == 1), Some(1), "{ctx}");
+            // Unindexed on both sides: the same.
+            let odd = (0..usize::MAX).into_par_iter().filter(|x| x % 2 == 1);
+            let found = odd.chain(over()).find_first(|&x| x > 6);
+            assert_eq!(found, Some(7), "{ctx}");
+
+            let too_long = "the chain is longer than usize::MAX";
+            // Each returns what it got, had it not panicked.
+            let needs_index: [(&str, &(dyn Fn() -> Option<usize> + Sync)); 7] = [
+                ("len", &|| Some(over().len())),
+                ("position_any", &|| over().position_any(|x| x == 3)),
+                ("enumerate find_first", &|| {
+                    over()
+                        .enumerate()
+                        .find_first(|&(_, x)| x == 3)
+                        .map(|(i, _)| i)
+                }),
+                ("enumerate any", &|| {
+                    over().enumerate().any(|(i, _)| i == 3).then_some(3)
+                }),
+                ("take", &|| Some(over().take(3).collect::<Vec<_>>().len())),
+                ("skip", &|| Some(over().skip(usize::MAX).count())),
+                ("zip", &|| Some(over().zip(0..3).count())),
+            ];
+            for (what, op) in needs_index {
+                let message = panic_message(panic::catch_unwind(AssertUnwindSafe(op)), &ctx);
+                assert_eq!(message, too_long, "{what} ({ctx})");
+            }
+        });
+    }
+}
+
 #[test]
 fn slices_vecs_and_arrays_by_reference() {
     check("slices_vecs_and_arrays_by_reference", |case| {

@@ -492,6 +492,9 @@ impl<I: IndexedParallelIterator> ParallelIterator for Enumerate<I> {
         Self: 'a;
     type Seq = std::iter::Enumerate<I::Seq>;
     fn producer(&mut self) -> Self::Producer<'_> {
+        // Every index must fit in a `usize`: the length of a chain longer
+        // than that panics here, before anything runs.
+        IndexedParallelIterator::len(&self.base);
         EnumerateProducer {
             base: self.base.producer(),
             offset: 0,
@@ -696,7 +699,10 @@ where
         std::iter::Flatten<std::option::IntoIter<B::IntoIter>>,
     >;
     fn len(&self) -> usize {
-        self.a.as_ref().map_or(0, Producer::len) + self.b.as_ref().map_or(0, Producer::len)
+        // Saturated, for a chain whose consumer needs no length nor index
+        // (`find_first`): see `Producer::len`.
+        let a = self.a.as_ref().map_or(0, Producer::len);
+        a.saturating_add(self.b.as_ref().map_or(0, Producer::len))
     }
     fn split_at(self, index: usize) -> (Self, Self) {
         let a_len = self.a.as_ref().map_or(0, Producer::len);

@@ -166,9 +166,13 @@ pub trait ParallelIterator: Sized + Send {
     ///
     /// # Panics
     ///
-    /// Asking an indexed chain its length (which `collect`, `zip`, `take`
-    /// and their kin do) panics if the two lengths add up to more than
-    /// `usize::MAX`.
+    /// An indexed chain whose two lengths add up to more than `usize::MAX`
+    /// panics, with the message "the chain is longer than usize::MAX" and
+    /// before running anything, when asked its length or an index: by
+    /// `len`, `zip`, `take`, `skip`, `enumerate` and `position_any`. What
+    /// needs neither runs such a chain as any other: `find_first`,
+    /// `find_any`, `any`, `all`, `for_each` and the other consumers of
+    /// [`ParallelIterator`].
     fn chain<C>(self, other: C) -> Chain<Self, C::Iter>
     where
         C: IntoParallelIterator<Item = Self::Item>,
@@ -458,6 +462,11 @@ pub trait IndexedParallelIterator: ParallelIterator {
     }
 
     /// Pairs each item with its index.
+    ///
+    /// # Panics
+    ///
+    /// When the items are more than `usize::MAX` (a [`chain`](ParallelIterator::chain)),
+    /// whose last indices would not fit.
     fn enumerate(self) -> Enumerate<Self> {
         Enumerate { base: self }
     }
@@ -508,6 +517,11 @@ pub trait IndexedParallelIterator: ParallelIterator {
 
     /// The index of some item for which `predicate` holds; stops once one
     /// is found, and drops the items it did not look at unused.
+    ///
+    /// # Panics
+    ///
+    /// As [`enumerate`](Self::enumerate), when the items are more than
+    /// `usize::MAX`, before running anything.
     fn position_any<P>(self, predicate: P) -> Option<usize>
     where
         P: Fn(Self::Item) -> bool + Sync + Send,

@@ -89,7 +89,10 @@ pub trait Producer: Send + Sized {
     /// The sequential iterator over one piece.
     type IntoIter: Iterator<Item = Self::Item>;
 
-    /// Elements of the base input in this piece.
+    /// Elements of the base input in this piece; `usize::MAX` for a chain
+    /// of more (whose `len` as an indexed iterator panics), which the
+    /// driver cuts and folds as any piece, without exact indices past
+    /// `usize::MAX`.
     fn len(&self) -> usize;
 
     /// Whether the piece is empty.
@@ -132,12 +135,23 @@ pub(crate) fn keep<T, U>(kept: T, discarded: U) -> T {
     kept
 }
 
+/// The base index `index` items into a piece that starts at `offset`.
+/// Only a chain longer than `usize::MAX` has items past `usize::MAX`, and
+/// the pieces that start there all get `usize::MAX`: the offsets keep the
+/// pieces' order, which is all `find_first` needs of them, and what needs
+/// exact indices (`enumerate`, `collect` into place, `zip`) asks the
+/// chain's length first, which panics.
+pub(crate) fn at(offset: usize, index: usize) -> usize {
+    offset.saturating_add(index)
+}
+
 /// What a consuming call does with the pieces: fold each sequentially,
 /// combine neighbours left then right.
 pub(crate) trait Consumer<T>: Sync {
     type Result: Send;
 
-    /// Folds the piece that starts at base index `offset`.
+    /// Folds the piece that starts at base index `offset` (`usize::MAX`
+    /// for all the pieces past it, see [`at`]).
     fn fold<I: Iterator<Item = T>>(&self, offset: usize, items: I) -> Self::Result;
 
     /// Combines a piece's result with the result of the piece after it.
@@ -339,7 +353,7 @@ impl<C> Drive<'_, C> {
             let (left, right) = producer.split_at(mid);
             let (left, right) = crate::join_context(
                 |ctx| self.run(left, offset, halves, ctx.migrated()),
-                |ctx| self.run(right, offset + mid, halves, ctx.migrated()),
+                |ctx| self.run(right, at(offset, mid), halves, ctx.migrated()),
             );
             return self.consumer.reduce(left, right);
         }
@@ -378,7 +392,7 @@ impl<C> Drive<'_, C> {
             let timer = Instant::now();
             let part = self.fold_piece(head, offset);
             self.push(&mut folded, part);
-            offset += chunk;
+            offset = at(offset, chunk);
             rest = tail;
             if self.stopped() {
                 return keep(self.finish(folded, start), rest);
@@ -434,7 +448,7 @@ impl<C> Drive<'_, C> {
                         Some((rest, offset))
                     } else {
                         let (head, tail) = rest.split_at(chunk);
-                        alone = Some((tail, offset + chunk));
+                        alone = Some((tail, at(offset, chunk)));
                         Some((head, offset))
                     }
                 }
@@ -579,7 +593,7 @@ impl<P: Producer, C: Consumer<P::Item>> Remote<'_, '_, P, C> {
             return Some((piece, offset));
         }
         let (head, tail) = piece.split_at(chunk);
-        *rest = Some((tail, offset + chunk));
+        *rest = Some((tail, at(offset, chunk)));
         Some((head, offset))
     }
 
@@ -598,7 +612,7 @@ impl<P: Producer, C: Consumer<P::Item>> Remote<'_, '_, P, C> {
         }
         let (front, back) = piece.split_at(keep);
         *rest = Some((front, offset));
-        Some((back, offset + keep))
+        Some((back, at(offset, keep)))
     }
 
     /// Run by the queued task, on a worker: takes pieces from the back of
@@ -642,7 +656,7 @@ impl<P: Producer, C: Consumer<P::Item>> Remote<'_, '_, P, C> {
         }
         let (front, back) = piece.split_at(len - chunk);
         *rest = Some((front, offset));
-        Some((back, offset + len - chunk))
+        Some((back, at(offset, len - chunk)))
     }
 
     /// The task's part with one helper: the caller's fold mirrored, a chunk
