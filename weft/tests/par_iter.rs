@@ -1278,6 +1278,89 @@ fn par_windows() {
 }
 
 #[test]
+// A `Vec`, as users have one, though an array would do here.
+#[allow(clippy::useless_vec)]
+fn windows_and_chunks_of_usize_max_zero_sized_items() {
+    // A slice of zero-sized items can be `usize::MAX` long: its windows
+    // and chunks are counted and cut as std's, never run to the end.
+    let units = vec![(); usize::MAX];
+    let mut units_mut = vec![(); usize::MAX];
+    let sizes = [1, 2, 3, usize::MAX / 2, usize::MAX - 1, usize::MAX];
+    let lens = |pieces: Vec<&[()]>| pieces.iter().map(|piece| piece.len()).collect::<Vec<_>>();
+    for &workers in &WORKERS {
+        on(workers, || {
+            for size in sizes {
+                let ctx = format!("size {size}, workers {workers}");
+                let count = units.windows(size).len();
+                let cut = count.saturating_sub(3);
+                assert_eq!(units.par_windows(size).len(), count, "windows ({ctx})");
+                assert_eq!(
+                    units.par_windows(size).skip(cut).count(),
+                    count - cut,
+                    "windows skip count ({ctx})"
+                );
+                assert_eq!(
+                    lens(units.par_windows(size).take(usize::MAX).skip(cut).collect()),
+                    lens(units.windows(size).skip(cut).collect()),
+                    "windows take skip ({ctx})"
+                );
+                assert_eq!(
+                    units
+                        .par_windows(size)
+                        .enumerate()
+                        .skip(cut)
+                        .map(|(i, _)| i)
+                        .max(),
+                    count.checked_sub(1),
+                    "windows enumerate ({ctx})"
+                );
+                // Every window matches: `position_any` may name any.
+                let any = units.par_windows(size).position_any(|w| w.len() == size);
+                assert!(
+                    any.map_or(count == 0, |at| at < count),
+                    "windows position_any: {any:?} ({ctx})"
+                );
+                let first = units.par_windows(size).enumerate().find_first(|_| true);
+                assert_eq!(
+                    first.map(|(at, w)| (at, w.len())),
+                    (count > 0).then_some((0, size)),
+                    "windows find_first ({ctx})"
+                );
+
+                let count = units.chunks(size).len();
+                let cut = count.saturating_sub(3);
+                assert_eq!(units.par_chunks(size).len(), count, "chunks ({ctx})");
+                assert_eq!(
+                    lens(units.par_chunks(size).take(usize::MAX).skip(cut).collect()),
+                    lens(units.chunks(size).skip(cut).collect()),
+                    "chunks take skip ({ctx})"
+                );
+                let mut_lens: Vec<usize> = units_mut
+                    .par_chunks_mut(size)
+                    .take(usize::MAX)
+                    .skip(cut)
+                    .map(|chunk| chunk.len())
+                    .collect();
+                assert_eq!(
+                    mut_lens,
+                    lens(units.chunks(size).skip(cut).collect()),
+                    "chunks_mut take skip ({ctx})"
+                );
+                let pairs = count.min(units.windows(size).len());
+                let zipped = units.par_chunks(size).zip(units.par_windows(size));
+                assert_eq!(zipped.len(), pairs, "chunks zip windows ({ctx})");
+                let zipped = units.par_chunks(size).zip(units.par_windows(size));
+                assert_eq!(
+                    zipped.skip(pairs.saturating_sub(2)).count(),
+                    pairs.min(2),
+                    "chunks zip windows skip ({ctx})"
+                );
+            }
+        });
+    }
+}
+
+#[test]
 fn zero_chunk_and_window_sizes_panic() {
     let v = [1, 2, 3];
     assert!(panic::catch_unwind(|| v.par_chunks(0).count()).is_err());

@@ -328,8 +328,19 @@ fn chunk_count(len: usize, size: usize) -> usize {
     len.div_ceil(size)
 }
 
+/// Where chunk `index` starts in a slice of `len` elements (`len` for the
+/// end). Bounded by `len` before the product overflows: a slice of
+/// zero-sized items can be `usize::MAX` long, and `index * size` for the
+/// end of its last, short chunk is more than that.
+fn chunk_start(index: usize, size: usize, len: usize) -> usize {
+    index.checked_mul(size).map_or(len, |start| start.min(len))
+}
+
+/// The windows of `size` in `len` elements: `len - size + 1`, not
+/// `len + 1 - size`, whose `len + 1` overflows for a slice of zero-sized
+/// items `usize::MAX` long.
 fn window_count(len: usize, size: usize) -> usize {
-    (len + 1).saturating_sub(size)
+    len.checked_sub(size).map_or(0, |last| last + 1)
 }
 
 impl<'a, T: Sync> ParallelIterator for Chunks<'a, T> {
@@ -366,7 +377,7 @@ impl<'a, T: Sync> Producer for ChunksProducer<'a, T> {
         chunk_count(self.slice.len(), self.size)
     }
     fn split_at(self, index: usize) -> (Self, Self) {
-        let at = (index * self.size).min(self.slice.len());
+        let at = chunk_start(index, self.size, self.slice.len());
         let (left, right) = self.slice.split_at(at);
         let size = self.size;
         (
@@ -414,7 +425,7 @@ impl<'a, T: Send> Producer for ChunksMutProducer<'a, T> {
         chunk_count(self.slice.len(), self.size)
     }
     fn split_at(self, index: usize) -> (Self, Self) {
-        let at = (index * self.size).min(self.slice.len());
+        let at = chunk_start(index, self.size, self.slice.len());
         let (left, right) = self.slice.split_at_mut(at);
         let size = self.size;
         (
@@ -462,8 +473,11 @@ impl<'a, T: Sync> Producer for WindowsProducer<'a, T> {
     }
     fn split_at(self, index: usize) -> (Self, Self) {
         // Window `index` starts at element `index`; the left piece keeps
-        // the `size - 1` elements its last window reaches into.
-        let left_end = (index + self.size - 1).min(self.slice.len());
+        // the `size - 1` elements its last window reaches into. For every
+        // index up to the window count that end is within the slice, so
+        // the sum cannot overflow; the `min` is for a slice shorter than
+        // one window (index 0).
+        let left_end = (index + (self.size - 1)).min(self.slice.len());
         let size = self.size;
         (
             WindowsProducer {
