@@ -18,6 +18,7 @@ fn colour(sched: &str) -> RGBColor {
     match sched {
         "weft" => RGBColor(214, 39, 40),
         "rayon" => RGBColor(31, 119, 180),
+        "rayon-on-weft" => RGBColor(23, 190, 207),
         "tokio" => RGBColor(44, 160, 44),
         "threadpool" => RGBColor(255, 127, 14),
         "chili" => RGBColor(148, 103, 189),

@@ -3,6 +3,7 @@
 //! check such as a Mandelbrot checksum mismatch) exit non-zero, and the
 //! parent records the run as failed.
 
+use crate::rayon_on_weft::rayon_is_on_weft;
 use crate::record::Status;
 use crate::runner;
 use crate::scenarios::{self, Fit};
@@ -41,6 +42,10 @@ pub fn run(args: ChildArgs) -> ExitCode {
         }
     };
     let m = (case.run)(args.sched, args.workers, args.size);
+    if let Err(why) = check_rayon_core(args.sched) {
+        eprintln!("{why}");
+        return ExitCode::FAILURE;
+    }
     let mut record = runner::empty_record(&case, args.sched, args.workers, args.rep, args.size);
     record.status = Status::Ok;
     record.note = note;
@@ -57,4 +62,26 @@ pub fn run(args: ChildArgs) -> ExitCode {
         serde_json::to_string(&record).expect("record serialises")
     );
     ExitCode::SUCCESS
+}
+
+/// The `rayon` and `rayon-on-weft` peers run the same adapter; only the
+/// build tells them apart, so a record under the wrong name would compare
+/// rayon with itself.
+fn check_rayon_core(sched: SchedKind) -> Result<(), String> {
+    let wanted = match sched {
+        SchedKind::Rayon => false,
+        SchedKind::RayonOnWeft => true,
+        _ => return Ok(()),
+    };
+    match rayon_is_on_weft() {
+        on_weft if on_weft == wanted => Ok(()),
+        true => Err(
+            "this binary's rayon runs on weft: the rayon peer needs weft-bench's own build".into(),
+        ),
+        false => Err(
+            "this binary links the real rayon-core: rayon-on-weft runs in the build of \
+             weft-bench/rayon-on-weft/Cargo.toml"
+                .into(),
+        ),
+    }
 }

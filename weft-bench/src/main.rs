@@ -6,6 +6,7 @@
 mod chart;
 mod child;
 mod latch;
+mod rayon_on_weft;
 mod record;
 mod report;
 mod runner;
@@ -50,7 +51,10 @@ struct Cli {
     #[arg(long, value_name = "NAME")]
     only: Vec<String>,
 
-    /// Peers to compare with (weft always runs).
+    /// Peers to compare with (weft always runs). Default: all but
+    /// rayon-on-weft, which runs only when named here (rayon's code on weft
+    /// through rayon-core/, in a second build of this source that the run
+    /// makes first: minutes the first time).
     #[arg(long, value_enum, value_delimiter = ',', value_name = "LIST")]
     peers: Option<Vec<SchedKind>>,
 
@@ -110,6 +114,8 @@ fn scenario_help() -> String {
          variant (weft's wait_async beside tokio's own code); \
          par/* runs the same loop source against weft::prelude and rayon::prelude, from the \
          main thread into each one's global pool, with sequential std::iter code as the floor; \
+         rayon-on-weft (only when --peers names it) is the rayon row's very code, built a \
+         second time with rayon-core patched to rayon-core/, rayon's API over weft; \
          chili and forte (heartbeat pools; forte's spawn keeps tasks on the caller's own \
          worker) run join/* and the idle test only; std (bare threads started up front, each \
          handed its tasks directly, no scheduler: the machine's floor) runs fork-join and \
@@ -206,7 +212,7 @@ fn suite(cli: Cli) -> ExitCode {
         }
     };
     let mut scheds = vec![SchedKind::Weft];
-    let peers = cli.peers.unwrap_or_else(|| SchedKind::ALL.to_vec());
+    let peers = cli.peers.unwrap_or_else(SchedKind::defaults);
     scheds.extend(peers.into_iter().filter(|p| *p != SchedKind::Weft));
     scheds.dedup();
     let workers = cli.workers.unwrap_or_else(|| default_workers(mode));
@@ -224,10 +230,22 @@ fn suite(cli: Cli) -> ExitCode {
         Mode::Quick => 10,
         Mode::Full => 300,
     });
+    let apart_exe = if scheds.iter().any(|s| s.built_apart()) {
+        match rayon_on_weft::build() {
+            Ok(exe) => Some(exe),
+            Err(e) => {
+                eprintln!("rayon-on-weft: {e}");
+                return ExitCode::FAILURE;
+            }
+        }
+    } else {
+        None
+    };
     let plan = runner::Plan {
         mode,
         cases,
         scheds,
+        apart_exe,
         workers,
         reps: reps.max(1),
         timeout: Duration::from_secs(timeout),

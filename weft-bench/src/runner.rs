@@ -20,6 +20,9 @@ pub struct Plan {
     pub mode: Mode,
     pub cases: Vec<Case>,
     pub scheds: Vec<SchedKind>,
+    /// The binary that runs the peers built apart (`crate::rayon_on_weft`),
+    /// where the plan has one.
+    pub apart_exe: Option<std::path::PathBuf>,
     pub workers: Vec<usize>,
     pub reps: usize,
     /// A child running longer than this is killed and recorded as failed
@@ -112,7 +115,11 @@ pub fn run(plan: &Plan) -> Vec<Record> {
             job.sched.name(),
             job.workers
         ));
-        let record = run_child(&exe, plan, job);
+        let child_exe = match (job.sched.built_apart(), &plan.apart_exe) {
+            (true, Some(apart)) => apart,
+            _ => &exe,
+        };
+        let record = run_child(child_exe, plan, job);
         if record.status == Status::Failed {
             bar.println(format!(
                 "FAILED {} {} {}w rep {}: {}",

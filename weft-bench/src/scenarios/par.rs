@@ -54,7 +54,8 @@ macro_rules! on_peer {
     ($kind:expr, $row:ident($($arg:expr),* $(,)?)) => {
         match $kind {
             SchedKind::Weft => $row::<on_weft::Weft>($($arg),*),
-            SchedKind::Rayon => $row::<on_rayon::Rayon>($($arg),*),
+            // The same rayon code: which rayon-core it runs on is the build's.
+            SchedKind::Rayon | SchedKind::RayonOnWeft => $row::<on_rayon::Rayon>($($arg),*),
             SchedKind::Std => $row::<Sequential>($($arg),*),
             other => unreachable!("{} has no parallel iterators (its fit says n/a)", other.name()),
         }
@@ -637,7 +638,10 @@ mod tests {
         {
             for &kind in SchedKind::ALL {
                 let fits = matches!(case.fit(kind, 2), Fit::Yes(_));
-                let known = matches!(kind, SchedKind::Weft | SchedKind::Rayon | SchedKind::Std);
+                let known = matches!(
+                    kind,
+                    SchedKind::Weft | SchedKind::Rayon | SchedKind::RayonOnWeft | SchedKind::Std
+                );
                 assert_eq!(fits, known, "{} on {}", case.name(), kind.name());
             }
         }

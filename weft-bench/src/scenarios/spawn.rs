@@ -130,7 +130,7 @@ scoped_floods! {
 fn scoped<const PAD: usize>(kind: SchedKind, workers: usize, n: u64) -> Measured {
     match kind {
         SchedKind::Weft => weft_scope::flood::<PAD>(workers, n as usize),
-        SchedKind::Rayon => rayon_scope::flood::<PAD>(workers, n as usize),
+        SchedKind::Rayon | SchedKind::RayonOnWeft => rayon_scope::flood::<PAD>(workers, n as usize),
         other => unreachable!("{} has no scope (its fit says n/a)", other.name()),
     }
 }

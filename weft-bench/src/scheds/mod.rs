@@ -42,6 +42,7 @@ macro_rules! peer_table {
         $crate::$then! { $($args)* ;
             Weft "weft" weft_sched::WeftSched,
             Rayon "rayon" rayon_sched::RayonSched,
+            RayonOnWeft "rayon-on-weft" rayon_sched::RayonSched,
             Tokio "tokio" tokio_sched::TokioSched,
             AsyncExecutor "async-executor" async_executor_sched::AsyncExecutorSched,
             Threadpool "threadpool" threadpool_sched::ThreadpoolSched,
@@ -136,6 +137,24 @@ macro_rules! installed_fork_join {
 use installed_fork_join;
 
 peer_table!(declare_peers {});
+
+impl SchedKind {
+    /// Whether this peer runs in a second build of this source
+    /// (`crate::rayon_on_weft`), not in this binary: such a peer runs only
+    /// when `--peers` names it, since that build takes minutes the first time.
+    pub fn built_apart(self) -> bool {
+        self == SchedKind::RayonOnWeft
+    }
+
+    /// The peers a run compares with when `--peers` names none.
+    pub fn defaults() -> Vec<SchedKind> {
+        Self::ALL
+            .iter()
+            .copied()
+            .filter(|kind| !kind.built_apart())
+            .collect()
+    }
+}
 
 /// `with_peer!(kind, Role, f(args))` calls `f::<R>(args)` where `R` is the
 /// type that fills `Role` (an associated type of [`Peer`]) for `kind`'s
