@@ -14,10 +14,26 @@ use std::process::Command;
 
 const BIN: &str = "weft-bench-rayon-on-weft";
 
-/// The second build's manifest, found from where this source was compiled:
-/// the peer needs the source tree, not only this binary.
+/// Whether this is the second build: its package is named after its binary.
+const SECOND_BUILD: bool = matches!(
+    env!("CARGO_PKG_NAME").as_bytes(),
+    b"weft-bench-rayon-on-weft"
+);
+
+/// weft-bench's folder, found from where this source was compiled (the
+/// peer needs the source tree, not only this binary); the second build's
+/// manifest is one folder below it.
+fn bench_dir() -> &'static Path {
+    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
+    match (SECOND_BUILD, here.parent()) {
+        (true, Some(parent)) => parent,
+        _ => here,
+    }
+}
+
+/// The second build's manifest.
 fn manifest() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("rayon-on-weft/Cargo.toml")
+    bench_dir().join("rayon-on-weft/Cargo.toml")
 }
 
 /// Builds the second binary beside this one, with this one's profile (cargo
@@ -53,7 +69,9 @@ pub fn build() -> Result<PathBuf, String> {
     eprintln!(
         "rayon-on-weft: building {BIN} (weft-bench with rayon on rayon-core/; minutes the first time)"
     );
+    // cargo's output goes to stderr, so that `--json` keeps stdout clean.
     let status = build
+        .stdout(std::io::stderr())
         .status()
         .map_err(|e| format!("cannot run cargo to build {BIN}: {e}"))?;
     if !status.success() {
@@ -118,14 +136,16 @@ mod tests {
     /// rayon-core: the same dependencies, at the same versions and features.
     #[test]
     fn the_second_build_has_this_one_dependencies() {
-        let here = Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml");
-        let ours = dependencies(&here);
+        let ours = dependencies(&bench_dir().join("Cargo.toml"));
         assert!(ours.iter().any(|d| d.starts_with("rayon ")), "{ours:?}");
         assert_eq!(dependencies(&manifest()), ours);
     }
 
+    /// weft-bench's tests link the real rayon-core, the second build's
+    /// (`cargo test --manifest-path weft-bench/rayon-on-weft/Cargo.toml`)
+    /// the shim: a patch that did not take would show here.
     #[test]
-    fn this_build_links_the_real_rayon_core() {
-        assert!(!rayon_is_on_weft());
+    fn each_build_links_the_rayon_core_its_manifest_names() {
+        assert_eq!(rayon_is_on_weft(), SECOND_BUILD);
     }
 }

@@ -400,6 +400,16 @@ mod tests {
         TypeId::of::<T>() != TypeId::of::<Lacking>()
     }
 
+    /// A run that names no peers must not build the second binary, nor
+    /// leave any peer of this binary out.
+    #[test]
+    fn by_default_every_peer_runs_but_those_built_apart() {
+        let defaults = SchedKind::defaults();
+        assert!(!defaults.contains(&SchedKind::RayonOnWeft));
+        assert_eq!(defaults.len(), SchedKind::ALL.len() - 1);
+        assert!(SchedKind::RayonOnWeft.built_apart());
+    }
+
     /// A capability an adapter claims must come with the type that runs it,
     /// or a case that needs it would reach [`Lacking`].
     #[test]
