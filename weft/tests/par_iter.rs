@@ -712,6 +712,252 @@ fn vec_and_array_by_value_move_their_items() {
     });
 }
 
+/// `v` in a `VecDeque` whose storage wraps around (its front part pushed
+/// at the front), so that its two slices are both in use.
+fn wrapped_deque<T>(v: Vec<T>, front: usize) -> VecDeque<T> {
+    let mut v = v;
+    let back = v.split_off(front.min(v.len()));
+    let mut deque = VecDeque::with_capacity(v.len() + back.len());
+    deque.extend(back);
+    for x in v.into_iter().rev() {
+        deque.push_front(x);
+    }
+    deque
+}
+
+fn sorted<T: Ord>(mut v: Vec<T>) -> Vec<T> {
+    v.sort();
+    v
+}
+
+#[test]
+fn std_collections_by_reference_mutable_reference_and_value() {
+    check(
+        "std_collections_by_reference_mutable_reference_and_value",
+        |case| {
+            let ctx = case.to_string();
+            let v = case.values(1_000);
+            let front = case.rng.below(v.len() + 1);
+
+            let mut deque = wrapped_deque(v.clone(), front);
+            assert_eq!(deque.par_iter().len(), v.len(), "VecDeque len ({ctx})");
+            assert_eq!(
+                deque.par_iter().copied().collect::<Vec<_>>(),
+                v,
+                "VecDeque par_iter ({ctx})"
+            );
+            deque
+                .par_iter_mut()
+                .enumerate()
+                .for_each(|(i, x)| *x ^= i as u32);
+            let xored: Vec<u32> = v.iter().enumerate().map(|(i, &x)| x ^ i as u32).collect();
+            assert!(deque.iter().eq(&xored), "VecDeque par_iter_mut ({ctx})");
+            assert_eq!(
+                deque.into_par_iter().collect::<Vec<_>>(),
+                xored,
+                "VecDeque into_par_iter ({ctx})"
+            );
+
+            let heap: std::collections::BinaryHeap<u32> = v.iter().copied().collect();
+            assert_eq!(
+                sorted(heap.par_iter().copied().collect()),
+                sorted(v.clone()),
+                "BinaryHeap par_iter ({ctx})"
+            );
+            assert_eq!(
+                sorted(heap.into_par_iter().collect()),
+                sorted(v.clone()),
+                "BinaryHeap into_par_iter ({ctx})"
+            );
+
+            let boxed: Box<[u32]> = v.clone().into_boxed_slice();
+            assert_eq!(
+                boxed.par_iter().count(),
+                v.len(),
+                "Box<[T]> par_iter ({ctx})"
+            );
+            assert_eq!(
+                boxed.into_par_iter().collect::<Vec<_>>(),
+                v,
+                "Box<[T]> into_par_iter ({ctx})"
+            );
+
+            let mut map: HashMap<u32, usize> = v.iter().enumerate().map(|(i, &x)| (x, i)).collect();
+            assert_eq!(
+                sorted(map.par_iter().map(|(&k, &i)| (k, i)).collect()),
+                sorted(map.iter().map(|(&k, &i)| (k, i)).collect()),
+                "HashMap par_iter ({ctx})"
+            );
+            map.par_iter_mut().for_each(|(&k, i)| *i += k as usize);
+            let seq: Vec<(u32, usize)> = sorted(map.iter().map(|(&k, &i)| (k, i)).collect());
+            assert!(
+                seq.iter().all(|&(k, i)| i >= k as usize),
+                "HashMap par_iter_mut ({ctx})"
+            );
+            assert_eq!(
+                sorted(map.into_par_iter().collect()),
+                seq,
+                "HashMap into_par_iter ({ctx})"
+            );
+
+            let set: HashSet<u32> = v.iter().copied().collect();
+            assert_eq!(
+                sorted(set.par_iter().copied().collect()),
+                sorted(set.iter().copied().collect()),
+                "HashSet par_iter ({ctx})"
+            );
+            assert_eq!(
+                sorted(set.clone().into_par_iter().collect()),
+                sorted(set.into_iter().collect()),
+                "HashSet into_par_iter ({ctx})"
+            );
+
+            // The ordered ones keep their order.
+            let mut tree: BTreeMap<u32, usize> =
+                v.iter().enumerate().map(|(i, &x)| (x, i)).collect();
+            assert_eq!(
+                tree.par_iter().collect::<Vec<_>>(),
+                tree.iter().collect::<Vec<_>>(),
+                "BTreeMap par_iter ({ctx})"
+            );
+            tree.par_iter_mut().for_each(|(_, i)| *i *= 2);
+            assert!(
+                tree.values().all(|i| i % 2 == 0),
+                "BTreeMap par_iter_mut ({ctx})"
+            );
+            assert_eq!(
+                tree.clone().into_par_iter().collect::<Vec<_>>(),
+                tree.into_iter().collect::<Vec<_>>(),
+                "BTreeMap into_par_iter ({ctx})"
+            );
+            let tree: BTreeSet<u32> = v.iter().copied().collect();
+            assert_eq!(
+                tree.par_iter().collect::<Vec<_>>(),
+                tree.iter().collect::<Vec<_>>(),
+                "BTreeSet par_iter ({ctx})"
+            );
+            assert_eq!(
+                tree.clone().into_par_iter().collect::<Vec<_>>(),
+                tree.into_iter().collect::<Vec<_>>(),
+                "BTreeSet into_par_iter ({ctx})"
+            );
+            let mut list: LinkedList<u32> = v.iter().copied().collect();
+            list.par_iter_mut().for_each(|x| *x += 1);
+            let plus_one: Vec<u32> = v.iter().map(|x| x + 1).collect();
+            assert_eq!(
+                list.par_iter().copied().collect::<Vec<_>>(),
+                plus_one,
+                "LinkedList par_iter ({ctx})"
+            );
+            assert_eq!(
+                list.into_par_iter().collect::<Vec<_>>(),
+                plus_one,
+                "LinkedList into_par_iter ({ctx})"
+            );
+
+            let mut option = v.first().copied();
+            option.par_iter_mut().for_each(|x| *x += 1);
+            assert_eq!(option.par_iter().len(), usize::from(!v.is_empty()), "{ctx}");
+            assert_eq!(
+                option.into_par_iter().collect::<Vec<_>>(),
+                v.first().map(|x| x + 1).into_iter().collect::<Vec<_>>(),
+                "Option ({ctx})"
+            );
+            let result: Result<u32, ()> = option.ok_or(());
+            assert_eq!(
+                result
+                    .par_iter()
+                    .chain(result.into_par_iter().map(|_| &0))
+                    .count(),
+                2 * usize::from(!v.is_empty()),
+                "Result ({ctx})"
+            );
+        },
+    );
+}
+
+#[test]
+fn std_collections_by_value_drop_their_items_once() {
+    quiet_planned_panics();
+    check("std_collections_by_value_drop_their_items_once", |case| {
+        let ctx = case.to_string();
+        let len = case.len;
+        let front = case.rng.below(len + 1);
+        let cut = case.rng.below(len + 3);
+        let target = case.rng.below(len + 1); // `len`: no item matches.
+                                              // Each collection by value, as a parallel iterator whose items
+                                              // know their place in `tracked`'s order.
+        type Make = fn(Vec<Tracked>, usize) -> Vec<Tracked>;
+        let makes: [(&str, Make); 4] = [
+            ("VecDeque", |items, front| {
+                wrapped_deque(items, front).into_par_iter().collect()
+            }),
+            ("LinkedList", |items, _| {
+                items
+                    .into_iter()
+                    .collect::<LinkedList<_>>()
+                    .into_par_iter()
+                    .collect()
+            }),
+            ("BTreeMap", |items, _| {
+                let map: BTreeMap<usize, Tracked> =
+                    items.into_iter().map(|item| (item.id, item)).collect();
+                map.into_par_iter().map(|(_, item)| item).collect()
+            }),
+            ("Option", |mut items, _| {
+                let last = items.pop();
+                let mut out: Vec<Tracked> = last.into_par_iter().collect();
+                out.splice(0..0, items);
+                out
+            }),
+        ];
+        for (what, make) in makes {
+            let (drops, items) = tracked(len);
+            let out = make(items, front);
+            assert_eq!(ids(&out), (0..len).collect::<Vec<_>>(), "{what} ({ctx})");
+            drop(out);
+            assert_dropped_once(&drops, what, &ctx);
+        }
+
+        let (drops, items) = tracked(len);
+        let out: Vec<Tracked> = wrapped_deque(items, front)
+            .into_par_iter()
+            .take(cut)
+            .collect();
+        assert_eq!(ids(&out), (0..len.min(cut)).collect::<Vec<_>>(), "{ctx}");
+        drop(out);
+        assert_dropped_once(&drops, "VecDeque take", &ctx);
+
+        let (drops, items) = tracked(len);
+        let map: HashMap<usize, Tracked> = items.into_iter().map(|item| (item.id, item)).collect();
+        let found = map.into_par_iter().find_any(|(id, _)| *id == target);
+        assert_eq!(
+            found.map(|(id, _)| id),
+            (target < len).then_some(target),
+            "{ctx}"
+        );
+        assert_dropped_once(&drops, "HashMap find_any", &ctx);
+
+        if len > 0 {
+            let (drops, items) = tracked(len);
+            let target = target.min(len - 1);
+            let list: LinkedList<Tracked> = items.into_iter().collect();
+            let result = panic::catch_unwind(AssertUnwindSafe(|| {
+                list.into_par_iter().for_each(|item| {
+                    if item.id == target {
+                        panic::panic_any(Planned(target));
+                    }
+                });
+            }));
+            assert_eq!(
+                planned(result, "LinkedList for_each", &ctx),
+                Planned(target)
+            );
+            assert_dropped_once(&drops, "LinkedList for_each panics", &ctx);
+        }
+    });
+}
+
 /// Drops of [`Unit`], the zero-sized tracked item (one test uses it).
 static UNIT_DROPS: AtomicUsize = AtomicUsize::new(0);
 

@@ -51,6 +51,7 @@ pub mod plumbing;
 
 mod adapters;
 mod collect;
+mod collections;
 mod consumers;
 mod sort;
 mod sources;
@@ -65,6 +66,7 @@ pub use adapters::{
     MapProducer, Skip, Take, Zip, ZipProducer,
 };
 pub use collect::{FromParallelIterator, ParallelExtend};
+pub use collections::{OptionIter, OptionProducer};
 pub use sort::ParallelSliceMut;
 pub use sources::{
     Chunks, ChunksMut, ChunksMutProducer, ChunksProducer, DrainIter, DrainProducer, IntoIter, Iter,
@@ -539,7 +541,32 @@ pub trait IndexedParallelIterator: ParallelIterator {
 }
 
 /// Conversion into a parallel iterator (rayon's name): ranges, `Vec`s,
-/// arrays, slices and every parallel iterator.
+/// arrays, slices, every parallel iterator, and std's other collections
+/// (`VecDeque`, `BinaryHeap`, `Box<[T]>`, `HashMap`, `HashSet`,
+/// `BTreeMap`, `BTreeSet`, `LinkedList`, `Option`, `Result`'s `Ok`) by
+/// value, by reference and, where std lends them, by mutable reference.
+///
+/// A map's items are `(key, value)` pairs, as its sequential `iter`'s; a
+/// `VecDeque` and the slice-backed ones split as slices, the others first
+/// gather their items (or references) into a `Vec` in one sequential
+/// pass, as they cannot be cut in the middle.
+///
+/// ```
+/// use std::collections::{BTreeMap, HashSet, VecDeque};
+/// use weft::prelude::*;
+///
+/// let ages: BTreeMap<&str, u32> = [("ada", 36), ("alan", 41)].into();
+/// assert_eq!(ages.par_iter().map(|(_, &age)| age).sum::<u32>(), 77);
+///
+/// let mut queue: VecDeque<u32> = (1..=4).collect();
+/// queue.push_front(0);
+/// queue.par_iter_mut().for_each(|x| *x *= 10);
+/// assert_eq!(queue, [0, 10, 20, 30, 40]);
+///
+/// let set: HashSet<u32> = queue.into_par_iter().collect();
+/// assert!(set.contains(&40));
+/// assert_eq!(Some(3).into_par_iter().sum::<i32>(), 3);
+/// ```
 pub trait IntoParallelIterator {
     /// The items.
     type Item: Send;

@@ -95,7 +95,7 @@ fn range_len(start: i128, end: i128) -> usize {
 /// A parallel iterator over `&T` in a slice (`slice.par_iter()`).
 #[derive(Debug)]
 pub struct Iter<'a, T> {
-    slice: &'a [T],
+    pub(super) slice: &'a [T],
 }
 
 impl<T> Clone for Iter<'_, T> {
@@ -179,7 +179,7 @@ impl<'a, T: Sync> Producer for SliceProducer<'a, T> {
 /// A parallel iterator over `&mut T` in a slice (`slice.par_iter_mut()`).
 #[derive(Debug)]
 pub struct IterMut<'a, T> {
-    slice: &'a mut [T],
+    pub(super) slice: &'a mut [T],
 }
 
 /// The producer of [`IterMut`].
@@ -500,7 +500,7 @@ impl<'a, T: Sync> Producer for WindowsProducer<'a, T> {
 /// A parallel iterator that moves the elements out of a `Vec` (or array).
 #[derive(Debug)]
 pub struct IntoIter<T> {
-    vec: Vec<T>,
+    pub(super) vec: Vec<T>,
 }
 
 impl<T: Send> IntoParallelIterator for Vec<T> {
