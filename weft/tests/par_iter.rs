@@ -1106,6 +1106,69 @@ fn by_value_items_are_dropped_exactly_once() {
                 .sum::<usize>();
             assert_eq!(sum, (0..len).sum::<usize>(), "{ctx}");
         });
+        drops_once("try_for_each", &|items| {
+            let result = items.into_par_iter().try_for_each(|item| {
+                if item.id == target {
+                    Err(item)
+                } else {
+                    Ok(())
+                }
+            });
+            assert_eq!(
+                result.err().map(|item| item.id),
+                (target < len).then_some(target)
+            );
+        });
+        drops_once("try_reduce", &|items| {
+            let result = items
+                .into_par_iter()
+                .map(|item| {
+                    if item.id == target {
+                        Err(item)
+                    } else {
+                        Ok(item.id)
+                    }
+                })
+                .try_reduce(|| 0, |a, b| Ok(a + b));
+            assert_eq!(
+                result.err().map(|item| item.id),
+                (target < len).then_some(target)
+            );
+        });
+        drops_once("try_fold", &|items| {
+            let found: Vec<Result<usize, Tracked>> = items
+                .into_par_iter()
+                .try_fold(
+                    || 0,
+                    |n, item| {
+                        if item.id == target {
+                            Err(item)
+                        } else {
+                            Ok(n + 1)
+                        }
+                    },
+                )
+                .collect();
+            let failed = found.iter().filter(|r| r.is_err()).count();
+            assert_eq!(failed, usize::from(target < len), "{ctx}");
+        });
+        drops_once("map_with inspect update collect", &|items| {
+            let out: Vec<Tracked> = items
+                .into_par_iter()
+                .map_with(0, |_, item| item)
+                .inspect(|_| ())
+                .update(|_| ())
+                .take(cut)
+                .collect();
+            assert_eq!(ids(&out), (0..len.min(cut)).collect::<Vec<_>>(), "{ctx}");
+        });
+        drops_once("fold_with", &|items| {
+            let sum = items
+                .into_par_iter()
+                .fold_with(0, |sum, item| sum + item.id)
+                .sum::<usize>();
+            assert_eq!(sum, (0..len).sum::<usize>(), "{ctx}");
+        });
         drops_once("flat_map", &|items| {
             let count = items
                 .into_par_iter()
@@ -1195,6 +1258,19 @@ fn by_value_items_are_dropped_exactly_once_when_a_closure_panics() {
                     explode(item);
                     false
                 });
+            });
+            drops_once("try_for_each", &|items| {
+                let _ = items.into_par_iter().try_for_each(|item| {
+                    explode(&item);
+                    Ok::<(), ()>(())
+                });
+            });
+            drops_once("map_init inspect collect", &|items| {
+                let _: Vec<Tracked> = items
+                    .into_par_iter()
+                    .map_init(|| (), |(), item| item)
+                    .inspect(explode)
+                    .collect();
             });
             drops_once("par_extend", &|items| {
                 let (prefix_drops, prefix) = tracked(3);
@@ -2185,6 +2261,301 @@ fn fold_then_sum_or_reduce() {
 }
 
 #[test]
+fn fold_with_try_fold_and_try_fold_with() {
+    check("fold_with_try_fold_and_try_fold_with", |case| {
+        let ctx = case.to_string();
+        let v = case.values(1_000);
+        let sum: u64 = v.iter().map(|&x| u64::from(x)).sum();
+        assert_eq!(
+            v.par_iter()
+                .fold_with(0u64, |sum, &x| sum + u64::from(x))
+                .sum::<u64>(),
+            sum,
+            "fold_with sum ({ctx})"
+        );
+        assert_eq!(
+            v.par_iter()
+                .fold_with(Vec::new(), |mut acc, &x| {
+                    acc.push(x);
+                    acc
+                })
+                .reduce(Vec::new, |mut left, mut right| {
+                    left.append(&mut right);
+                    left
+                }),
+            v,
+            "fold_with Vec reduce keeps the order ({ctx})"
+        );
+        // Fails where the running sum of a piece passes `limit`: never
+        // when the limit is above the whole sum.
+        let limit = if case.rng.chance(2) { sum } else { sum / 2 };
+        let checked = |acc: u64, &x: &u32| {
+            let acc = acc + u64::from(x);
+            (acc <= limit).then_some(acc)
+        };
+        let par = v
+            .par_iter()
+            .try_fold(|| 0u64, checked)
+            .try_reduce(|| 0, |a, b| (a + b <= limit).then_some(a + b));
+        assert_eq!(par, (sum <= limit).then_some(sum), "try_fold ({ctx})");
+        let par = v
+            .par_iter()
+            .try_fold_with(0u64, |acc, &x| -> Result<u64, u64> {
+                let acc = acc + u64::from(x);
+                if acc <= limit {
+                    Ok(acc)
+                } else {
+                    Err(acc)
+                }
+            })
+            .try_reduce(
+                || 0,
+                |a, b| {
+                    if a + b <= limit {
+                        Ok(a + b)
+                    } else {
+                        Err(a + b)
+                    }
+                },
+            );
+        match par {
+            Ok(total) => assert!(sum <= limit && total == sum, "try_fold_with ({ctx})"),
+            Err(over) => assert!(sum > limit && over > limit, "try_fold_with ({ctx})"),
+        }
+        // Each piece's result, unreduced, is its accumulator.
+        let pieces: Vec<Option<u64>> = v.par_iter().try_fold(|| 0, checked).collect();
+        if sum <= limit {
+            assert_eq!(
+                pieces.iter().map(|p| p.unwrap()).sum::<u64>(),
+                sum,
+                "try_fold pieces ({ctx})"
+            );
+        }
+    });
+}
+
+#[test]
+fn map_with_map_init_inspect_update_against_std() {
+    check("map_with_map_init_inspect_update_against_std", |case| {
+        let ctx = case.to_string();
+        let v = case.values(1_000);
+        let offset = case.rng.below(100) as u32;
+        let seq: Vec<u32> = v.iter().map(|&x| x + offset).collect();
+
+        let par: Vec<u32> = v.par_iter().map_with(offset, |o, &x| x + *o).collect();
+        assert_eq!(par, seq, "map_with ({ctx})");
+        // The state is each piece's own: a counter in it counts no more
+        // than the piece's items, and all the pieces' counts add up.
+        let counts: Vec<(usize, u32)> = v
+            .par_iter()
+            .map_with(0usize, |seen, &x| {
+                *seen += 1;
+                (*seen, x)
+            })
+            .collect();
+        assert!(
+            counts
+                .iter()
+                .enumerate()
+                .all(|(i, &(seen, _))| seen <= i + 1),
+            "map_with state per piece ({ctx})"
+        );
+        let inits = AtomicUsize::new(0);
+        let par: Vec<u32> = v
+            .par_iter()
+            .map_init(
+                || {
+                    inits.fetch_add(1, Ordering::Relaxed);
+                    Vec::new()
+                },
+                |scratch: &mut Vec<u32>, &x| {
+                    scratch.push(x);
+                    x + offset
+                },
+            )
+            .collect();
+        assert_eq!(par, seq, "map_init ({ctx})");
+        assert!(
+            inits.load(Ordering::Relaxed) <= v.len().max(1),
+            "map_init inits ({ctx})"
+        );
+        assert_eq!(
+            v.par_iter()
+                .map_init(|| offset, |o, &x| x + *o)
+                .enumerate()
+                .map(|(i, x)| i as u64 * u64::from(x))
+                .sum::<u64>(),
+            seq.iter()
+                .enumerate()
+                .map(|(i, &x)| i as u64 * u64::from(x))
+                .sum::<u64>(),
+            "map_init enumerate ({ctx})"
+        );
+        assert_eq!(v.par_iter().map_with((), |(), x| x).len(), v.len(), "{ctx}");
+
+        let (sender, receiver) = std::sync::mpsc::channel();
+        v.par_iter()
+            .for_each_with(sender, |sender, &x| sender.send(x).unwrap());
+        assert_eq!(
+            sorted(receiver.iter().collect()),
+            sorted(v.clone()),
+            "for_each_with ({ctx})"
+        );
+        let total = AtomicUsize::new(0);
+        v.par_iter().for_each_init(
+            || offset as usize,
+            |o, &x| {
+                total.fetch_add(x as usize + *o, Ordering::Relaxed);
+            },
+        );
+        assert_eq!(
+            total.into_inner(),
+            seq.iter().map(|&x| x as usize).sum::<usize>(),
+            "for_each_init ({ctx})"
+        );
+
+        let seen = AtomicUsize::new(0);
+        let par: Vec<u32> = v
+            .par_iter()
+            .inspect(|&&x| {
+                seen.fetch_add(x as usize, Ordering::Relaxed);
+            })
+            .copied()
+            .collect();
+        assert_eq!(par, v, "inspect ({ctx})");
+        assert_eq!(
+            seen.into_inner(),
+            v.iter().map(|&x| x as usize).sum::<usize>(),
+            "inspect saw each ({ctx})"
+        );
+        let par: Vec<u32> = v.par_iter().copied().update(|x| *x += offset).collect();
+        assert_eq!(par, seq, "update ({ctx})");
+        let cut = case.rng.below(v.len() + 2);
+        assert_eq!(
+            v.par_iter()
+                .copied()
+                .update(|x| *x += offset)
+                .skip(cut)
+                .collect::<Vec<_>>(),
+            seq.iter().copied().skip(cut).collect::<Vec<_>>(),
+            "update skip ({ctx})"
+        );
+        assert_eq!(v.par_iter().inspect(|_| ()).len(), v.len(), "{ctx}");
+    });
+}
+
+#[test]
+fn try_for_each_and_try_reduce_against_std() {
+    check("try_for_each_and_try_reduce_against_std", |case| {
+        let ctx = case.to_string();
+        let v = case.values(1_000);
+        let len = v.len();
+        let target = case.rng.below(len + 1); // `len`: nothing fails.
+        let sum: u64 = v.iter().map(|&x| u64::from(x)).sum();
+
+        assert_eq!(
+            v.par_iter()
+                .map(|&x| Some(u64::from(x)))
+                .try_reduce(|| 0, |a, b| Some(a + b)),
+            Some(sum),
+            "try_reduce Some ({ctx})"
+        );
+        // One failing item: its residual is the answer.
+        assert_eq!(
+            v.par_iter()
+                .enumerate()
+                .map(|(i, &x)| if i == target {
+                    Err(i)
+                } else {
+                    Ok(u64::from(x))
+                })
+                .try_reduce(|| 0, |a, b| Ok(a + b)),
+            if target < len { Err(target) } else { Ok(sum) },
+            "try_reduce Err ({ctx})"
+        );
+        // A failing combination.
+        let limit = sum / 2;
+        let over = v
+            .par_iter()
+            .map(|&x| Some(u64::from(x)))
+            .try_reduce(|| 0, |a, b| (a + b <= limit).then_some(a + b));
+        assert_eq!(
+            over,
+            (sum <= limit).then_some(sum),
+            "try_reduce op fails ({ctx})"
+        );
+        assert_eq!(
+            v.par_iter()
+                .enumerate()
+                .try_for_each(|(i, _)| if i == target { Err(i) } else { Ok(()) }),
+            if target < len { Err(target) } else { Ok(()) },
+            "try_for_each ({ctx})"
+        );
+        // Several failing items: one of them.
+        let failed = v
+            .par_iter()
+            .try_for_each(|&x| if x % 7 == 3 { Err(x) } else { Ok(()) });
+        match failed {
+            Err(x) => assert_eq!(x % 7, 3, "try_for_each any failure ({ctx})"),
+            Ok(()) => assert!(v.iter().all(|x| x % 7 != 3), "try_for_each ({ctx})"),
+        }
+        use std::ops::ControlFlow;
+        assert_eq!(
+            v.par_iter().enumerate().try_for_each(|(i, _)| {
+                if i == target {
+                    ControlFlow::Break(i)
+                } else {
+                    ControlFlow::Continue(())
+                }
+            }),
+            if target < len {
+                ControlFlow::Break(target)
+            } else {
+                ControlFlow::Continue(())
+            },
+            "try_for_each ControlFlow ({ctx})"
+        );
+        let visited = AtomicUsize::new(0);
+        assert_eq!(
+            v.par_iter().try_for_each_with(0usize, |n, _| {
+                *n += 1;
+                visited.fetch_add(1, Ordering::Relaxed);
+                Some(())
+            }),
+            Some(()),
+            "try_for_each_with ({ctx})"
+        );
+        assert_eq!(
+            visited.swap(0, Ordering::Relaxed),
+            len,
+            "try_for_each_with visits all ({ctx})"
+        );
+        assert_eq!(
+            v.par_iter()
+                .enumerate()
+                .try_for_each_init(|| 0, |_, (i, _)| if i == target { None } else { Some(()) }),
+            (target >= len).then_some(()),
+            "try_for_each_init ({ctx})"
+        );
+        assert_eq!(
+            v.par_iter()
+                .map(|&x| Ok::<u32, ()>(x))
+                .try_reduce_with(|a, b| Ok(a.max(b))),
+            v.iter().copied().max().map(Ok),
+            "try_reduce_with ({ctx})"
+        );
+        assert_eq!(
+            v.par_iter()
+                .enumerate()
+                .map(|(i, &x)| (i != target).then_some(u64::from(x)))
+                .try_reduce_with(|a, b| Some(a + b)),
+            (len > 0).then(|| (target >= len).then_some(sum)),
+            "try_reduce_with fails ({ctx})"
+        );
+    });
+}
+
+#[test]
 fn deterministic_gives_the_sequential_results() {
     check("deterministic_gives_the_sequential_results", |case| {
         let ctx = case.to_string();
@@ -2966,6 +3337,25 @@ fn any_find_any_position_any_and_all_stop_the_work() {
                 "{ctx}"
             );
             reset("map any");
+            assert_eq!(
+                (0..EARLY_LEN).into_par_iter().try_for_each(|i| if saw(i) {
+                    Err(i)
+                } else {
+                    Ok(())
+                }),
+                Err(EARLY_MATCH),
+                "{ctx}"
+            );
+            reset("try_for_each");
+            assert_eq!(
+                (0..EARLY_LEN)
+                    .into_par_iter()
+                    .map(|i| (!saw(i)).then_some(i))
+                    .try_reduce(|| 0, |a, b| Some(a.max(b))),
+                None,
+                "{ctx}"
+            );
+            reset("try_reduce");
         });
     }
 }

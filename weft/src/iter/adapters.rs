@@ -916,78 +916,115 @@ impl<P: Producer> Producer for HintedProducer<P> {
     }
 }
 
-// ------------------------------------------------------------------ fold
+// -------------------------------------------------------- inspect, update
 
-/// `iter.fold(identity, fold_op)`: one accumulator per piece the driver
-/// folds, as a parallel iterator to reduce further (rayon's `fold`).
-#[derive(Clone, Debug)]
-pub struct Fold<I, ID, F> {
-    pub(crate) base: I,
-    pub(crate) identity: ID,
-    pub(crate) fold: F,
-}
-
-/// The producer of [`Fold`].
-#[derive(Debug)]
-pub struct FoldProducer<'f, P, ID, F> {
-    base: P,
-    identity: &'f ID,
-    fold: &'f F,
-}
-
-impl<I, ID, F, T> ParallelIterator for Fold<I, ID, F>
-where
-    I: ParallelIterator,
-    ID: Fn() -> T + Sync + Send,
-    F: Fn(T, I::Item) -> T + Sync + Send,
-    T: Send,
-{
-    type Item = T;
-    type Producer<'a>
-        = FoldProducer<'a, I::Producer<'a>, ID, F>
-    where
-        Self: 'a;
-    type Seq = std::iter::Once<T>;
-    fn producer(&mut self) -> Self::Producer<'_> {
-        FoldProducer {
-            base: self.base.producer(),
-            identity: &self.identity,
-            fold: &self.fold,
+/// Declares an adapter that hands each item to its closure by reference
+/// (`$($by)+` is `&` or `&mut`) and then yields it: its producer and its
+/// sequential iterator.
+macro_rules! touching {
+    ($(#[$doc:meta])* $name:ident, $producer:ident, $seq:ident, $($by:tt)+) => {
+        $(#[$doc])*
+        #[derive(Clone, Debug)]
+        pub struct $name<I, F> {
+            pub(crate) base: I,
+            pub(crate) f: F,
         }
-    }
-    fn into_seq(self) -> Self::Seq {
-        std::iter::once(self.base.into_seq().fold((self.identity)(), self.fold))
-    }
+
+        closure_producer!($producer);
+
+        /// The sequential iterator of the adapter of the same name.
+        #[derive(Debug)]
+        pub struct $seq<It, F> {
+            base: It,
+            f: F,
+        }
+
+        impl<It: Iterator, F: Fn($($by)+ It::Item)> Iterator for $seq<It, F> {
+            type Item = It::Item;
+            // `mut` serves the `&mut` form only.
+            #[allow(unused_mut)]
+            fn next(&mut self) -> Option<It::Item> {
+                let mut item = self.base.next()?;
+                (self.f)($($by)+ item);
+                Some(item)
+            }
+            fn size_hint(&self) -> (usize, Option<usize>) {
+                self.base.size_hint()
+            }
+        }
+
+        impl<I, F> ParallelIterator for $name<I, F>
+        where
+            I: ParallelIterator,
+            F: Fn($($by)+ I::Item) + Sync + Send,
+        {
+            type Item = I::Item;
+            type Producer<'a>
+                = $producer<'a, I::Producer<'a>, F>
+            where
+                Self: 'a;
+            type Seq = $seq<I::Seq, F>;
+            fn producer(&mut self) -> Self::Producer<'_> {
+                $producer {
+                    base: self.base.producer(),
+                    f: &self.f,
+                }
+            }
+            fn into_seq(self) -> Self::Seq {
+                $seq {
+                    base: self.base.into_seq(),
+                    f: self.f,
+                }
+            }
+            fn opt_len(&self) -> Option<usize> {
+                self.base.opt_len()
+            }
+        }
+
+        impl<I, F> IndexedParallelIterator for $name<I, F>
+        where
+            I: IndexedParallelIterator,
+            F: Fn($($by)+ I::Item) + Sync + Send,
+        {
+            fn len(&self) -> usize {
+                self.base.len()
+            }
+        }
+
+        impl<'f, P, F> Producer for $producer<'f, P, F>
+        where
+            P: Producer,
+            F: Fn($($by)+ P::Item) + Sync,
+        {
+            type Item = P::Item;
+            type IntoIter = $seq<P::IntoIter, &'f F>;
+            fn len(&self) -> usize {
+                self.base.len()
+            }
+            split_closure_producer!($producer);
+            fn into_iter(self) -> Self::IntoIter {
+                $seq {
+                    base: self.base.into_iter(),
+                    f: self.f,
+                }
+            }
+            forward_hints!();
+        }
+    };
 }
 
-impl<P, ID, F, T> Producer for FoldProducer<'_, P, ID, F>
-where
-    P: Producer,
-    ID: Fn() -> T + Sync,
-    F: Fn(T, P::Item) -> T + Sync,
-{
-    type Item = T;
-    type IntoIter = std::iter::Once<T>;
-    fn len(&self) -> usize {
-        self.base.len()
-    }
-    fn split_at(self, index: usize) -> (Self, Self) {
-        let (left, right) = self.base.split_at(index);
-        (
-            FoldProducer {
-                base: left,
-                identity: self.identity,
-                fold: self.fold,
-            },
-            FoldProducer {
-                base: right,
-                identity: self.identity,
-                fold: self.fold,
-            },
-        )
-    }
-    fn into_iter(self) -> Self::IntoIter {
-        std::iter::once(self.base.into_iter().fold((self.identity)(), self.fold))
-    }
-    forward_hints!();
-}
+touching!(
+    /// `iter.inspect(f)`: `f` sees each item before it goes on.
+    Inspect,
+    InspectProducer,
+    InspectIter,
+    &
+);
+
+touching!(
+    /// `iter.update(f)`: `f` changes each item in place before it goes on.
+    Update,
+    UpdateProducer,
+    UpdateIter,
+    &mut
+);

@@ -2,7 +2,9 @@
 //! [`ParallelIterator`](super::ParallelIterator): how each folds a piece and
 //! combines two neighbouring pieces' results (left, then right).
 
+use std::convert::Infallible;
 use std::marker::PhantomData;
+use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use super::plumbing::{keep, Consumer};
@@ -189,5 +191,152 @@ fn leftmost<R>(left: Option<R>, right: Option<R>) -> Option<R> {
         keep(left, right)
     } else {
         right
+    }
+}
+
+/// What `try_reduce`, `try_for_each` and `try_fold` accept: `Option`,
+/// `Result` and `ControlFlow`, each either an output to go on with or a
+/// residual that stops the loop (std's unstable `Try`, which rayon
+/// mirrors the same way). Sealed: only these three implement it.
+pub trait Try: sealed::Sealed {
+    /// What the loop goes on with: `Some`'s, `Ok`'s or `Continue`'s value.
+    type Output;
+    /// What stops it: `None`, an `Err` or a `Break`, without the output.
+    type Residual;
+    /// Wraps an output.
+    fn from_output(output: Self::Output) -> Self;
+    /// Wraps a residual.
+    fn from_residual(residual: Self::Residual) -> Self;
+    /// Whether to go on, with the output, or stop, with the residual.
+    fn branch(self) -> ControlFlow<Self::Residual, Self::Output>;
+}
+
+mod sealed {
+    pub trait Sealed {}
+    impl<T> Sealed for Option<T> {}
+    impl<T, E> Sealed for Result<T, E> {}
+    impl<B, C> Sealed for std::ops::ControlFlow<B, C> {}
+}
+
+impl<T> Try for Option<T> {
+    type Output = T;
+    type Residual = Option<Infallible>;
+    fn from_output(output: T) -> Self {
+        Some(output)
+    }
+    fn from_residual(_: Option<Infallible>) -> Self {
+        None
+    }
+    fn branch(self) -> ControlFlow<Option<Infallible>, T> {
+        match self {
+            Some(output) => ControlFlow::Continue(output),
+            None => ControlFlow::Break(None),
+        }
+    }
+}
+
+impl<T, E> Try for Result<T, E> {
+    type Output = T;
+    type Residual = Result<Infallible, E>;
+    fn from_output(output: T) -> Self {
+        Ok(output)
+    }
+    fn from_residual(residual: Result<Infallible, E>) -> Self {
+        match residual {
+            Err(error) => Err(error),
+        }
+    }
+    fn branch(self) -> ControlFlow<Result<Infallible, E>, T> {
+        match self {
+            Ok(output) => ControlFlow::Continue(output),
+            Err(error) => ControlFlow::Break(Err(error)),
+        }
+    }
+}
+
+impl<B, C> Try for ControlFlow<B, C> {
+    type Output = C;
+    type Residual = ControlFlow<B, Infallible>;
+    fn from_output(output: C) -> Self {
+        ControlFlow::Continue(output)
+    }
+    fn from_residual(residual: ControlFlow<B, Infallible>) -> Self {
+        match residual {
+            ControlFlow::Break(stop) => ControlFlow::Break(stop),
+        }
+    }
+    fn branch(self) -> ControlFlow<ControlFlow<B, Infallible>, C> {
+        match self {
+            ControlFlow::Continue(output) => ControlFlow::Continue(output),
+            ControlFlow::Break(stop) => ControlFlow::Break(ControlFlow::Break(stop)),
+        }
+    }
+}
+
+/// `try_reduce` and `try_for_each`: `reduce` until an item or a
+/// combination is a residual; then every piece stops, as for `find_any`.
+/// Which residual wins, when several pieces stop, is the leftmost of those
+/// that got as far as the final combination.
+pub(crate) struct TryReduce<'f, ID, OP> {
+    pub(crate) identity: &'f ID,
+    pub(crate) op: &'f OP,
+    pub(crate) stopped: AtomicBool,
+}
+
+impl<ID, OP> TryReduce<'_, ID, OP> {
+    /// Combines two outputs, or passes a residual on (and stops the rest).
+    fn combine<R>(&self, left: R, right: R) -> ControlFlow<R, R::Output>
+    where
+        R: Try,
+        OP: Fn(R::Output, R::Output) -> R,
+    {
+        let stop = |residual| {
+            // Relaxed: a hint to stop; the residual itself travels by join.
+            self.stopped.store(true, Ordering::Relaxed);
+            ControlFlow::Break(R::from_residual(residual))
+        };
+        let left = match left.branch() {
+            ControlFlow::Continue(output) => output,
+            ControlFlow::Break(residual) => return keep(stop(residual), right),
+        };
+        match right.branch() {
+            ControlFlow::Continue(right) => match (self.op)(left, right).branch() {
+                ControlFlow::Continue(output) => ControlFlow::Continue(output),
+                ControlFlow::Break(residual) => stop(residual),
+            },
+            ControlFlow::Break(residual) => keep(stop(residual), left),
+        }
+    }
+}
+
+impl<R, ID, OP> Consumer<R> for TryReduce<'_, ID, OP>
+where
+    R: Try + Send,
+    ID: Fn() -> R::Output + Sync,
+    OP: Fn(R::Output, R::Output) -> R + Sync,
+{
+    type Result = R;
+    fn fold<I: Iterator<Item = R>>(&self, _offset: usize, mut items: I) -> R {
+        let mut acc = R::from_output((self.identity)());
+        // Relaxed: a hint to stop; see `combine`.
+        while !self.stopped.load(Ordering::Relaxed) {
+            let Some(item) = items.next() else { break };
+            acc = match self.combine(acc, item) {
+                ControlFlow::Continue(output) => R::from_output(output),
+                // The items after the residual are dropped unused.
+                ControlFlow::Break(residual) => return keep(residual, items),
+            };
+        }
+        // Stopped by another piece, whose residual wins in `reduce`.
+        keep(acc, items)
+    }
+    fn reduce(&self, left: R, right: R) -> R {
+        match self.combine(left, right) {
+            ControlFlow::Continue(output) => R::from_output(output),
+            ControlFlow::Break(residual) => residual,
+        }
+    }
+    fn full(&self) -> bool {
+        self.stopped.load(Ordering::Relaxed)
     }
 }

@@ -24,8 +24,9 @@
 //!
 //! Semantics a rayon user can count on: `collect` and the order-sensitive
 //! consumers (`find_first`, `min`/`max` ties, `reduce`'s combination order)
-//! follow the input's order; `find_any`, `any`, `all` and `position_any`
-//! stop the pieces not yet started once the answer is known; a panic in a
+//! follow the input's order; `find_any`, `any`, `all`, `position_any`,
+//! `try_for_each` and `try_reduce` stop the pieces not yet started once
+//! the answer is known; a panic in a
 //! closure stops the pieces not yet started and reaches the caller once
 //! the started ones have finished. Closures run on the pool of the calling
 //! worker, or on the global pool when called from outside any pool.
@@ -49,12 +50,14 @@
 
 pub mod plumbing;
 
+#[macro_use]
 mod adapters;
 mod collect;
 mod collections;
 mod consumers;
 mod sort;
 mod sources;
+mod stateful;
 
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicBool, AtomicUsize};
@@ -62,20 +65,30 @@ use std::sync::atomic::{AtomicBool, AtomicUsize};
 pub use adapters::{
     Chain, ChainProducer, Cloned, ClonedProducer, Copied, CopiedProducer, Enumerate,
     EnumerateProducer, Filter, FilterMap, FilterMapProducer, FilterProducer, FlatMap, FlatMapIter,
-    FlatMapIterProducer, FlatMapProducer, Flatten, Fold, FoldProducer, Hinted, HintedProducer, Map,
-    MapProducer, Skip, Take, Zip, ZipProducer,
+    FlatMapIterProducer, FlatMapProducer, Flatten, Hinted, HintedProducer, Inspect, InspectIter,
+    InspectProducer, Map, MapProducer, Skip, Take, Update, UpdateIter, UpdateProducer, Zip,
+    ZipProducer,
 };
 pub use collect::{FromParallelIterator, ParallelExtend};
 pub use collections::{OptionIter, OptionProducer};
+pub use consumers::Try;
 pub use sort::ParallelSliceMut;
 pub use sources::{
     Chunks, ChunksMut, ChunksMutProducer, ChunksProducer, DrainIter, DrainProducer, IntoIter, Iter,
     IterMut, RangeIter, RangeProducer, SliceMutProducer, SliceProducer, Windows, WindowsProducer,
 };
+pub use stateful::{
+    CloneSeed, Fold, FoldSeeded, FoldSeededProducer, FoldWith, InitSeed, MapInit, MapSeeded,
+    MapSeededProducer, MapWith, PieceSeed, Seed, TryFold, TryFoldSeeded, TryFoldSeededProducer,
+    TryFoldWith, WithState,
+};
 
 use adapters::Hint;
-use consumers::{Count, Extreme, FindAny, FindFirst, ForEach, MinMax, Product, ReduceWith, Sum};
+use consumers::{
+    Count, Extreme, FindAny, FindFirst, ForEach, MinMax, Product, ReduceWith, Sum, TryReduce,
+};
 use plumbing::{drive, Producer};
+use stateful::{CloneSeed as WithClone, InitSeed as WithInit};
 
 /// A parallel iterator: a loop whose items are produced and consumed on
 /// several workers at once (rayon's `ParallelIterator`).
@@ -209,7 +222,7 @@ pub trait ParallelIterator: Sized + Send {
     ///
     /// ```
     /// use weft::prelude::*;
-    /// let total = (1..=100u32)
+    /// let total = (1..101u32)
     ///     .collect::<Vec<_>>()
     ///     .into_par_iter()
     ///     .fold(|| 0u64, |sum, x| sum + u64::from(x))
@@ -222,10 +235,205 @@ pub trait ParallelIterator: Sized + Send {
         F: Fn(T, Self::Item) -> T + Sync + Send,
         T: Send,
     {
-        Fold {
+        FoldSeeded {
             base: self,
-            identity,
-            fold: fold_op,
+            seed: WithInit(identity),
+            f: fold_op,
+        }
+    }
+
+    /// [`fold`](Self::fold), each piece starting from a clone of `init`
+    /// (rayon's `fold_with`).
+    ///
+    /// ```
+    /// use weft::prelude::*;
+    /// let words = vec!["par", "iter", "fold"];
+    /// let total: usize = words
+    ///     .par_iter()
+    ///     .fold_with(0, |len, w| len + w.len())
+    ///     .sum();
+    /// assert_eq!(total, 11);
+    /// ```
+    fn fold_with<T, F>(self, init: T, fold_op: F) -> FoldWith<Self, T, F>
+    where
+        F: Fn(T, Self::Item) -> T + Sync + Send,
+        T: Send + Clone,
+    {
+        FoldSeeded {
+            base: self,
+            seed: WithClone(init),
+            f: fold_op,
+        }
+    }
+
+    /// [`fold`](Self::fold) with a fallible `fold_op` (rayon's `try_fold`):
+    /// yields, per piece, the accumulator wrapped as an output (`Ok`,
+    /// `Some`, `Continue`), or the first residual (`Err`, `None`, `Break`)
+    /// that stopped that piece's fold. Follow it with
+    /// [`try_reduce`](Self::try_reduce) to stop the whole loop there.
+    ///
+    /// ```
+    /// use weft::prelude::*;
+    /// let sum = (0..1_000u32)
+    ///     .into_par_iter()
+    ///     .try_fold(|| 0u32, |sum, x| sum.checked_add(x))
+    ///     .try_reduce(|| 0, |a, b| a.checked_add(b));
+    /// assert_eq!(sum, Some(499_500));
+    /// let overflow = (0..255u8)
+    ///     .into_par_iter()
+    ///     .try_fold(|| 0u8, |sum, x| sum.checked_add(x))
+    ///     .try_reduce(|| 0, |a, b| a.checked_add(b));
+    /// assert_eq!(overflow, None);
+    /// ```
+    fn try_fold<T, R, ID, F>(self, identity: ID, fold_op: F) -> TryFold<Self, ID, F>
+    where
+        F: Fn(T, Self::Item) -> R + Sync + Send,
+        ID: Fn() -> T + Sync + Send,
+        R: Try<Output = T> + Send,
+    {
+        TryFoldSeeded {
+            base: self,
+            seed: WithInit(identity),
+            f: fold_op,
+        }
+    }
+
+    /// [`try_fold`](Self::try_fold), each piece starting from a clone of
+    /// `init` (rayon's `try_fold_with`).
+    ///
+    /// ```
+    /// use weft::prelude::*;
+    /// let parsed: Result<Vec<u32>, _> = ["1", "2", "x"]
+    ///     .par_iter()
+    ///     .try_fold_with(Vec::new(), |mut v, s| {
+    ///         v.push(s.parse::<u32>()?);
+    ///         Ok::<_, std::num::ParseIntError>(v)
+    ///     })
+    ///     .try_reduce(Vec::new, |mut a, b| {
+    ///         a.extend(b);
+    ///         Ok(a)
+    ///     });
+    /// assert!(parsed.is_err());
+    /// ```
+    fn try_fold_with<F, T, R>(self, init: T, fold_op: F) -> TryFoldWith<Self, T, F>
+    where
+        F: Fn(T, Self::Item) -> R + Sync + Send,
+        R: Try<Output = T> + Send,
+        T: Clone + Send,
+    {
+        TryFoldSeeded {
+            base: self,
+            seed: WithClone(init),
+            f: fold_op,
+        }
+    }
+
+    /// Maps each item with a mutable state that each piece the driver
+    /// folds clones from `init` (rayon's `map_with`): for a scratch value
+    /// or a handle (a channel's sender) that a closure may not share.
+    ///
+    /// ```
+    /// use std::sync::mpsc::channel;
+    /// use weft::prelude::*;
+    /// let (sender, receiver) = channel();
+    /// let doubled: Vec<u32> = (0..5u32)
+    ///     .into_par_iter()
+    ///     .map_with(sender, |sender, x| {
+    ///         sender.send(x).unwrap();
+    ///         x * 2
+    ///     })
+    ///     .collect();
+    /// assert_eq!(doubled, [0, 2, 4, 6, 8]);
+    /// let mut sent: Vec<u32> = receiver.iter().collect();
+    /// sent.sort();
+    /// assert_eq!(sent, [0, 1, 2, 3, 4]);
+    /// ```
+    fn map_with<F, T, R>(self, init: T, map_op: F) -> MapWith<Self, T, F>
+    where
+        F: Fn(&mut T, Self::Item) -> R + Sync + Send,
+        T: Send + Clone,
+        R: Send,
+    {
+        MapSeeded {
+            base: self,
+            seed: WithClone(init),
+            f: map_op,
+        }
+    }
+
+    /// Maps each item with a mutable state that `init()` makes for each
+    /// piece the driver folds (rayon's `map_init`): never once per item
+    /// when items are cheap, as a piece then holds many.
+    ///
+    /// ```
+    /// use weft::prelude::*;
+    /// let lines: Vec<String> = (0..100u32)
+    ///     .into_par_iter()
+    ///     .map_init(String::new, |buffer, x| {
+    ///         buffer.clear();
+    ///         buffer.push_str(&x.to_string());
+    ///         buffer.clone()
+    ///     })
+    ///     .collect();
+    /// assert_eq!(lines[42], "42");
+    /// ```
+    fn map_init<F, INIT, T, R>(self, init: INIT, map_op: F) -> MapInit<Self, INIT, F>
+    where
+        F: Fn(&mut T, Self::Item) -> R + Sync + Send,
+        INIT: Fn() -> T + Sync + Send,
+        R: Send,
+    {
+        MapSeeded {
+            base: self,
+            seed: WithInit(init),
+            f: map_op,
+        }
+    }
+
+    /// Calls `f` on a reference to each item, which then goes on
+    /// unchanged (rayon's `inspect`).
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
+    /// use weft::prelude::*;
+    /// let seen = AtomicUsize::new(0);
+    /// let sum: u32 = (1..11u32)
+    ///     .into_par_iter()
+    ///     .inspect(|_| {
+    ///         seen.fetch_add(1, Ordering::Relaxed);
+    ///     })
+    ///     .sum();
+    /// assert_eq!((sum, seen.into_inner()), (55, 10));
+    /// ```
+    fn inspect<F>(self, inspect_op: F) -> Inspect<Self, F>
+    where
+        F: Fn(&Self::Item) + Sync + Send,
+    {
+        Inspect {
+            base: self,
+            f: inspect_op,
+        }
+    }
+
+    /// Changes each item in place with `f`, which then goes on (rayon's
+    /// `update`).
+    ///
+    /// ```
+    /// use weft::prelude::*;
+    /// let v: Vec<Vec<u32>> = (0..3u32)
+    ///     .into_par_iter()
+    ///     .map(|x| vec![x])
+    ///     .update(|v| v.push(9))
+    ///     .collect();
+    /// assert_eq!(v, [vec![0, 9], vec![1, 9], vec![2, 9]]);
+    /// ```
+    fn update<F>(self, update_op: F) -> Update<Self, F>
+    where
+        F: Fn(&mut Self::Item) + Sync + Send,
+    {
+        Update {
+            base: self,
+            f: update_op,
         }
     }
 
@@ -258,6 +466,117 @@ pub trait ParallelIterator: Sized + Send {
         F: Fn(Self::Item) + Sync + Send,
     {
         drive(self.producer(), &ForEach(&f));
+    }
+
+    /// Calls `op` on every item with a mutable state that each piece the
+    /// driver folds clones from `init` (rayon's `for_each_with`).
+    ///
+    /// ```
+    /// use std::sync::mpsc::channel;
+    /// use weft::prelude::*;
+    /// let (sender, receiver) = channel();
+    /// (0..5u32)
+    ///     .into_par_iter()
+    ///     .for_each_with(sender, |sender, x| sender.send(x).unwrap());
+    /// assert_eq!(receiver.iter().sum::<u32>(), 10);
+    /// ```
+    fn for_each_with<OP, T>(self, init: T, op: OP)
+    where
+        OP: Fn(&mut T, Self::Item) + Sync + Send,
+        T: Send + Clone,
+    {
+        self.map_with(init, op).for_each(|()| ());
+    }
+
+    /// Calls `op` on every item with a mutable state that `init()` makes
+    /// for each piece the driver folds (rayon's `for_each_init`).
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
+    /// use weft::prelude::*;
+    /// let digits = AtomicUsize::new(0);
+    /// (0..100u32).into_par_iter().for_each_init(String::new, |s, x| {
+    ///     s.clear();
+    ///     s.push_str(&x.to_string());
+    ///     digits.fetch_add(s.len(), Ordering::Relaxed);
+    /// });
+    /// assert_eq!(digits.into_inner(), 190);
+    /// ```
+    fn for_each_init<OP, INIT, T>(self, init: INIT, op: OP)
+    where
+        OP: Fn(&mut T, Self::Item) + Sync + Send,
+        INIT: Fn() -> T + Sync + Send,
+    {
+        self.map_init(init, op).for_each(|()| ());
+    }
+
+    /// Calls `op` on every item until one call returns a residual (`Err`,
+    /// `None`, `Break`), which is returned; else the output `()` (rayon's
+    /// `try_for_each`). Once a residual is found, the pieces not yet
+    /// started are skipped and the started ones stop at their next item,
+    /// as for [`find_any`](Self::find_any); the items not looked at are
+    /// dropped unused. When several calls fail, which residual is
+    /// returned depends on timing.
+    ///
+    /// ```
+    /// use weft::prelude::*;
+    /// let checked = (0..1_000u32)
+    ///     .into_par_iter()
+    ///     .try_for_each(|x| if x < 500 { Ok(()) } else { Err(x) });
+    /// assert!(matches!(checked, Err(x) if x >= 500));
+    /// assert_eq!((0..10u32).into_par_iter().try_for_each(|_| Some(())), Some(()));
+    /// ```
+    fn try_for_each<OP, R>(self, op: OP) -> R
+    where
+        OP: Fn(Self::Item) -> R + Sync + Send,
+        R: Try<Output = ()> + Send,
+    {
+        self.map(op).try_reduce(|| (), |(), ()| R::from_output(()))
+    }
+
+    /// [`try_for_each`](Self::try_for_each) with a mutable state that each
+    /// piece clones from `init` (rayon's `try_for_each_with`).
+    ///
+    /// ```
+    /// use std::sync::mpsc::channel;
+    /// use weft::prelude::*;
+    /// let (sender, receiver) = channel();
+    /// let sent = (0..5u32)
+    ///     .into_par_iter()
+    ///     .try_for_each_with(sender, |sender, x| sender.send(x));
+    /// assert!(sent.is_ok());
+    /// assert_eq!(receiver.iter().count(), 5);
+    /// ```
+    fn try_for_each_with<OP, T, R>(self, init: T, op: OP) -> R
+    where
+        OP: Fn(&mut T, Self::Item) -> R + Sync + Send,
+        T: Send + Clone,
+        R: Try<Output = ()> + Send,
+    {
+        self.map_with(init, op)
+            .try_reduce(|| (), |(), ()| R::from_output(()))
+    }
+
+    /// [`try_for_each`](Self::try_for_each) with a mutable state that
+    /// `init()` makes for each piece (rayon's `try_for_each_init`).
+    ///
+    /// ```
+    /// use std::fmt::Write;
+    /// use weft::prelude::*;
+    /// let written = (0..100u32).into_par_iter().try_for_each_init(String::new, |s, x| {
+    ///     s.clear();
+    ///     write!(s, "{x}")
+    /// });
+    /// assert!(written.is_ok());
+    /// ```
+    fn try_for_each_init<OP, INIT, T, R>(self, init: INIT, op: OP) -> R
+    where
+        OP: Fn(&mut T, Self::Item) -> R + Sync + Send,
+        INIT: Fn() -> T + Sync + Send,
+        R: Try<Output = ()> + Send,
+    {
+        self.map_init(init, op)
+            .try_reduce(|| (), |(), ()| R::from_output(()))
     }
 
     /// Sums the items.
@@ -295,6 +614,83 @@ pub trait ParallelIterator: Sized + Send {
                 op: &op,
             },
         )
+    }
+
+    /// [`reduce`](Self::reduce) over fallible items with a fallible `op`
+    /// (rayon's `try_reduce`): the items' outputs (`Ok`'s, `Some`'s or
+    /// `Continue`'s values) are combined by `op`, each piece starting from
+    /// `identity()`, until an item or a combination is a residual (`Err`,
+    /// `None`, `Break`), which is returned. Then the pieces not yet
+    /// started are skipped and the started ones stop at their next item,
+    /// as for [`find_any`](Self::find_any), dropping what they did not
+    /// look at; of several residuals, which one is returned depends on
+    /// timing.
+    ///
+    /// ```
+    /// use weft::prelude::*;
+    /// let total = (1..101u64)
+    ///     .into_par_iter()
+    ///     .map(Some)
+    ///     .try_reduce(|| 0, |a, b| a.checked_add(b));
+    /// assert_eq!(total, Some(5050));
+    /// let parsed: Result<u32, _> = ["1", "2", "three"]
+    ///     .par_iter()
+    ///     .map(|s| s.parse::<u32>())
+    ///     .try_reduce(|| 0, |a, b| Ok(a + b));
+    /// assert!(parsed.is_err());
+    /// ```
+    fn try_reduce<T, OP, ID>(mut self, identity: ID, op: OP) -> Self::Item
+    where
+        OP: Fn(T, T) -> Self::Item + Sync + Send,
+        ID: Fn() -> T + Sync + Send,
+        Self::Item: Try<Output = T>,
+    {
+        drive(
+            self.producer(),
+            &TryReduce {
+                identity: &identity,
+                op: &op,
+                stopped: AtomicBool::new(false),
+            },
+        )
+    }
+
+    /// [`try_reduce`](Self::try_reduce) without an identity (rayon's
+    /// `try_reduce_with`): `None` when there are no items, else the
+    /// combination of all the outputs or a residual. `T` must be `Send`,
+    /// as the outputs travel between workers.
+    ///
+    /// ```
+    /// use weft::prelude::*;
+    /// let max = (1..101u32)
+    ///     .into_par_iter()
+    ///     .map(Ok::<u32, String>)
+    ///     .try_reduce_with(|a, b| Ok(a.max(b)));
+    /// assert_eq!(max, Some(Ok(100)));
+    /// let none = Vec::<Option<u32>>::new().into_par_iter().try_reduce_with(|a, b| a.checked_add(b));
+    /// assert_eq!(none, None);
+    /// ```
+    fn try_reduce_with<T, OP>(self, op: OP) -> Option<Self::Item>
+    where
+        OP: Fn(T, T) -> Self::Item + Sync + Send,
+        Self::Item: Try<Output = T>,
+        T: Send,
+    {
+        use std::ops::ControlFlow;
+        // The outputs as `Some`, so that `None` is the missing identity;
+        // a residual rides in `Break` whole.
+        let lifted = |item: Self::Item| match item.branch() {
+            ControlFlow::Continue(output) => ControlFlow::Continue(Some(output)),
+            ControlFlow::Break(residual) => ControlFlow::Break(Self::Item::from_residual(residual)),
+        };
+        let combine = |left: Option<T>, right: Option<T>| match (left, right) {
+            (Some(left), Some(right)) => lifted(op(left, right)),
+            (left, right) => ControlFlow::Continue(left.or(right)),
+        };
+        match self.map(lifted).try_reduce(|| None, combine) {
+            ControlFlow::Continue(output) => output.map(Self::Item::from_output),
+            ControlFlow::Break(residual) => Some(residual),
+        }
     }
 
     /// The least item; the first of equal ones.
