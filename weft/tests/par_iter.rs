@@ -334,6 +334,49 @@ fn ids(items: &[Tracked]) -> Vec<usize> {
     items.iter().map(|item| item.id).collect()
 }
 
+/// Hands `len` tracked items by value to `consume`, which returns some of
+/// them: they must be those of the ids `expected`, in order, and every
+/// item must be dropped once.
+fn moves_in_order(
+    len: usize,
+    expected: impl IntoIterator<Item = usize>,
+    what: &str,
+    ctx: &str,
+    consume: impl FnOnce(Vec<Tracked>) -> Vec<Tracked>,
+) {
+    let (drops, items) = tracked(len);
+    let out = consume(items);
+    let expected: Vec<usize> = expected.into_iter().collect();
+    assert_eq!(ids(&out), expected, "{what} ({ctx})");
+    drop(out);
+    assert_dropped_once(&drops, what, ctx);
+}
+
+/// Hands `len` tracked items by value to `consume` with a closure that
+/// panics on item `target`: the panic must reach the caller, and every
+/// item must be dropped once.
+fn panics_on(
+    len: usize,
+    target: usize,
+    what: &str,
+    ctx: &str,
+    consume: impl FnOnce(Vec<Tracked>, &(dyn Fn(&Tracked) + Sync)),
+) {
+    let (drops, items) = tracked(len);
+    let explode = |item: &Tracked| {
+        if item.id == target {
+            panic::panic_any(Planned(target));
+        }
+    };
+    let result = panic::catch_unwind(AssertUnwindSafe(|| consume(items, &explode)));
+    assert_eq!(
+        planned(result, what, ctx),
+        Planned(target),
+        "{what} ({ctx})"
+    );
+    assert_dropped_once(&drops, what, ctx);
+}
+
 // ------------------------------------------------------------ sources
 
 /// Ranges of one integer type: random bounds anywhere in the type
@@ -912,48 +955,38 @@ fn std_collections_by_value_drop_their_items_once() {
             }),
         ];
         for (what, make) in makes {
-            let (drops, items) = tracked(len);
-            let out = make(items, front);
-            assert_eq!(ids(&out), (0..len).collect::<Vec<_>>(), "{what} ({ctx})");
-            drop(out);
-            assert_dropped_once(&drops, what, &ctx);
+            moves_in_order(len, 0..len, what, &ctx, |items| make(items, front));
         }
-
-        let (drops, items) = tracked(len);
-        let out: Vec<Tracked> = wrapped_deque(items, front)
-            .into_par_iter()
-            .take(cut)
-            .collect();
-        assert_eq!(ids(&out), (0..len.min(cut)).collect::<Vec<_>>(), "{ctx}");
-        drop(out);
-        assert_dropped_once(&drops, "VecDeque take", &ctx);
-
-        let (drops, items) = tracked(len);
-        let map: HashMap<usize, Tracked> = items.into_iter().map(|item| (item.id, item)).collect();
-        let found = map.into_par_iter().find_any(|(id, _)| *id == target);
-        assert_eq!(
-            found.map(|(id, _)| id),
+        moves_in_order(len, 0..len.min(cut), "VecDeque take", &ctx, |items| {
+            wrapped_deque(items, front)
+                .into_par_iter()
+                .take(cut)
+                .collect()
+        });
+        moves_in_order(
+            len,
             (target < len).then_some(target),
-            "{ctx}"
+            "HashMap find_any",
+            &ctx,
+            |items| {
+                let map: HashMap<usize, Tracked> =
+                    items.into_iter().map(|item| (item.id, item)).collect();
+                let found = map.into_par_iter().find_any(|(id, _)| *id == target);
+                found.map(|(_, item)| item).into_iter().collect()
+            },
         );
-        assert_dropped_once(&drops, "HashMap find_any", &ctx);
-
         if len > 0 {
-            let (drops, items) = tracked(len);
             let target = target.min(len - 1);
-            let list: LinkedList<Tracked> = items.into_iter().collect();
-            let result = panic::catch_unwind(AssertUnwindSafe(|| {
-                list.into_par_iter().for_each(|item| {
-                    if item.id == target {
-                        panic::panic_any(Planned(target));
-                    }
-                });
-            }));
-            assert_eq!(
-                planned(result, "LinkedList for_each", &ctx),
-                Planned(target)
+            panics_on(
+                len,
+                target,
+                "LinkedList for_each",
+                &ctx,
+                |items, explode| {
+                    let list: LinkedList<Tracked> = items.into_iter().collect();
+                    list.into_par_iter().for_each(|item| explode(&item));
+                },
             );
-            assert_dropped_once(&drops, "LinkedList for_each panics", &ctx);
         }
     });
 }
@@ -1549,6 +1582,258 @@ fn par_chunks_and_par_chunks_mut() {
     });
 }
 
+/// A chunking of `v` (`par`) against std's (`seq`): the same pieces in
+/// order, whole and cut at `cut`.
+fn same_chunks<'a, P>(par: impl Fn() -> P, seq: &[&'a [u32]], cut: usize, what: &str, ctx: &str)
+where
+    P: IndexedParallelIterator<Item = &'a [u32]>,
+{
+    assert_eq!(par().len(), seq.len(), "{what}: len ({ctx})");
+    assert_eq!(par().collect::<Vec<_>>(), seq, "{what}: collect ({ctx})");
+    let skipped: Vec<&[u32]> = seq.iter().copied().skip(cut).collect();
+    assert_eq!(
+        par().skip(cut).collect::<Vec<_>>(),
+        skipped,
+        "{what}: skip({cut}) ({ctx})"
+    );
+    let taken: Vec<&[u32]> = seq.iter().copied().take(cut).collect();
+    assert_eq!(
+        par().take(cut).collect::<Vec<_>>(),
+        taken,
+        "{what}: take({cut}) ({ctx})"
+    );
+}
+
+/// Each piece of a mutable chunking reversed and its first element
+/// marked with its index, by `weft` and by std.
+macro_rules! same_chunks_mut {
+    ($v:expr, $size:expr, $par:ident, $seq:ident, $ctx:expr) => {{
+        let mark = |(i, chunk): (usize, &mut [u32])| {
+            chunk.reverse();
+            chunk[0] = chunk[0].wrapping_add(i as u32);
+        };
+        let mut par = $v.clone();
+        par.$par($size).enumerate().for_each(mark);
+        let mut seq = $v.clone();
+        seq.$seq($size).enumerate().for_each(mark);
+        assert_eq!(par, seq, "{} size {} ({})", stringify!($par), $size, $ctx);
+    }};
+}
+
+#[test]
+fn exact_and_reversed_slice_chunks() {
+    check("exact_and_reversed_slice_chunks", |case| {
+        let ctx = case.to_string();
+        let v = case.values(1_000);
+        let mut sizes = vec![1, 2, 3, case.len.max(1), case.len + 1];
+        sizes.push(1 + case.rng.below(case.len + 2));
+        sizes.push(1 + case.rng.below(16));
+        for size in sizes {
+            let cut = case.rng.below(v.len() / size + 3);
+            let what = format!("size {size}");
+            let seq: Vec<&[u32]> = v.chunks_exact(size).collect();
+            same_chunks(|| v.par_chunks_exact(size), &seq, cut, &what, &ctx);
+            let seq: Vec<&[u32]> = v.rchunks(size).collect();
+            same_chunks(|| v.par_rchunks(size), &seq, cut, &what, &ctx);
+            let seq: Vec<&[u32]> = v.rchunks_exact(size).collect();
+            same_chunks(|| v.par_rchunks_exact(size), &seq, cut, &what, &ctx);
+            assert_eq!(
+                v.par_chunks_exact(size).remainder(),
+                v.chunks_exact(size).remainder(),
+                "{what}: chunks_exact remainder ({ctx})"
+            );
+            assert_eq!(
+                v.par_rchunks_exact(size).remainder(),
+                v.rchunks_exact(size).remainder(),
+                "{what}: rchunks_exact remainder ({ctx})"
+            );
+
+            same_chunks_mut!(v, size, par_chunks_exact_mut, chunks_exact_mut, ctx);
+            same_chunks_mut!(v, size, par_rchunks_mut, rchunks_mut, ctx);
+            same_chunks_mut!(v, size, par_rchunks_exact_mut, rchunks_exact_mut, ctx);
+            let mut par = v.clone();
+            let mut seq = v.clone();
+            assert_eq!(
+                par.par_chunks_exact_mut(size).into_remainder(),
+                seq.chunks_exact_mut(size).into_remainder(),
+                "{what}: chunks_exact_mut remainder ({ctx})"
+            );
+            assert_eq!(
+                par.par_rchunks_exact_mut(size).take_remainder(),
+                seq.rchunks_exact_mut(size).into_remainder(),
+                "{what}: rchunks_exact_mut remainder ({ctx})"
+            );
+        }
+    });
+}
+
+#[test]
+fn rev_step_by_and_chunks_against_std() {
+    check("rev_step_by_and_chunks_against_std", |case| {
+        let ctx = case.to_string();
+        let v = case.values(1_000);
+        let len = v.len();
+        let reversed: Vec<u32> = v.iter().rev().copied().collect();
+        assert_eq!(
+            v.par_iter().rev().copied().collect::<Vec<_>>(),
+            reversed,
+            "rev ({ctx})"
+        );
+        assert_eq!(v.par_iter().rev().len(), len, "rev len ({ctx})");
+        assert_eq!(
+            v.par_iter().rev().rev().copied().collect::<Vec<_>>(),
+            v,
+            "rev rev ({ctx})"
+        );
+        assert_eq!(
+            (0..len)
+                .into_par_iter()
+                .rev()
+                .zip(v.par_iter())
+                .map(|(i, &x)| i as u64 * u64::from(x))
+                .sum::<u64>(),
+            (0..len)
+                .rev()
+                .zip(&v)
+                .map(|(i, &x)| i as u64 * u64::from(x))
+                .sum::<u64>(),
+            "rev zip ({ctx})"
+        );
+        for cut in case.cuts() {
+            assert_eq!(
+                v.par_iter().rev().skip(cut).copied().collect::<Vec<_>>(),
+                reversed.iter().skip(cut).copied().collect::<Vec<_>>(),
+                "rev skip({cut}) ({ctx})"
+            );
+            assert_eq!(
+                v.par_iter()
+                    .take(cut)
+                    .rev()
+                    .enumerate()
+                    .map(|(i, &x)| (i, x))
+                    .collect::<Vec<_>>(),
+                v.iter()
+                    .take(cut)
+                    .rev()
+                    .enumerate()
+                    .map(|(i, &x)| (i, x))
+                    .collect::<Vec<_>>(),
+                "take({cut}) rev enumerate ({ctx})"
+            );
+        }
+        let target = case.rng.below(1_000) as u32;
+        assert_eq!(
+            v.par_iter().rev().find_first(|&&x| x >= target),
+            v.iter().rev().find(|&&x| x >= target),
+            "rev find_first ({ctx})"
+        );
+
+        let mut steps = vec![1, 2, 3, len.max(1), len + 1, usize::MAX];
+        steps.push(1 + case.rng.below(len + 2));
+        for step in steps {
+            let seq: Vec<u32> = v.iter().step_by(step).copied().collect();
+            assert_eq!(
+                v.par_iter().step_by(step).copied().collect::<Vec<_>>(),
+                seq,
+                "step_by({step}) ({ctx})"
+            );
+            assert_eq!(
+                v.par_iter().step_by(step).len(),
+                seq.len(),
+                "step_by({step}) len ({ctx})"
+            );
+            let cut = case.rng.below(seq.len() + 2);
+            assert_eq!(
+                v.par_iter()
+                    .step_by(step)
+                    .rev()
+                    .skip(cut)
+                    .copied()
+                    .collect::<Vec<_>>(),
+                seq.iter().rev().skip(cut).copied().collect::<Vec<_>>(),
+                "step_by({step}) rev skip({cut}) ({ctx})"
+            );
+
+            let size = step;
+            let seq: Vec<Vec<u32>> = v
+                .chunks(size.min(len.max(1)))
+                .map(<[u32]>::to_vec)
+                .collect();
+            assert_eq!(
+                v.par_iter().copied().chunks(size).collect::<Vec<_>>(),
+                seq,
+                "chunks({size}) ({ctx})"
+            );
+            assert_eq!(
+                v.par_iter().chunks(size).len(),
+                seq.len(),
+                "chunks({size}) len ({ctx})"
+            );
+            assert_eq!(
+                v.par_iter()
+                    .copied()
+                    .chunks(size)
+                    .skip(cut)
+                    .map(|c| c.len())
+                    .sum::<usize>(),
+                seq.iter().skip(cut).map(Vec::len).sum::<usize>(),
+                "chunks({size}) skip({cut}) ({ctx})"
+            );
+        }
+    });
+}
+
+#[test]
+fn rev_step_by_and_chunks_drop_by_value_items_once() {
+    quiet_planned_panics();
+    check("rev_step_by_and_chunks_drop_by_value_items_once", |case| {
+        let ctx = case.to_string();
+        let len = case.len;
+        let cut = case.rng.below(len + 3);
+        let step = 1 + case.rng.below(5);
+
+        moves_in_order(len, (0..len).rev().take(cut), "rev take", &ctx, |items| {
+            items.into_par_iter().rev().take(cut).collect()
+        });
+        moves_in_order(len, (0..len).step_by(step), "step_by", &ctx, |items| {
+            items.into_par_iter().step_by(step).collect()
+        });
+        let from = (cut / step * step).min(len);
+        moves_in_order(len, from..len, "chunks skip", &ctx, |items| {
+            let out: Vec<Vec<Tracked>> = items
+                .into_par_iter()
+                .chunks(step)
+                .skip(cut / step)
+                .collect();
+            assert!(
+                out.iter().all(|c| c.len() <= step),
+                "chunks of {step} ({ctx})"
+            );
+            out.into_iter().flatten().collect()
+        });
+        moves_in_order(
+            len,
+            (cut < len).then_some(cut),
+            "rev find_any",
+            &ctx,
+            |items| {
+                let found = items.into_par_iter().rev().find_any(|item| item.id == cut);
+                found.into_iter().collect()
+            },
+        );
+        if len > 0 {
+            let target = cut.min(len - 1);
+            panics_on(len, target, "rev for_each", &ctx, |items, explode| {
+                items.into_par_iter().rev().for_each(|item| explode(&item));
+            });
+            panics_on(len, target, "chunks for_each", &ctx, |items, explode| {
+                let chunks = items.into_par_iter().chunks(step);
+                chunks.for_each(|c| c.iter().for_each(explode));
+            });
+        }
+    });
+}
+
 #[test]
 fn par_windows() {
     check("par_windows", |case| {
@@ -1692,6 +1977,10 @@ fn zero_chunk_and_window_sizes_panic() {
         v.par_chunks_mut(0).count()
     })
     .is_err());
+    assert!(panic::catch_unwind(|| v.par_chunks_exact(0).count()).is_err());
+    assert!(panic::catch_unwind(|| v.par_rchunks(0).count()).is_err());
+    assert!(panic::catch_unwind(|| v.par_iter().chunks(0).count()).is_err());
+    assert!(panic::catch_unwind(|| v.par_iter().step_by(0).count()).is_err());
 }
 
 // ----------------------------------------------------------- adapters

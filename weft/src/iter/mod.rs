@@ -55,6 +55,8 @@ mod adapters;
 mod collect;
 mod collections;
 mod consumers;
+mod indexed;
+mod slices;
 mod sort;
 mod sources;
 mod stateful;
@@ -72,6 +74,13 @@ pub use adapters::{
 pub use collect::{FromParallelIterator, ParallelExtend};
 pub use collections::{OptionIter, OptionProducer};
 pub use consumers::Try;
+pub use indexed::{
+    Grouped, IterChunks, IterChunksProducer, Rev, RevIter, RevProducer, StepBy, StepByProducer,
+};
+pub use slices::{
+    ChunksExact, ChunksExactMut, Exact, RChunks, RChunksExact, RChunksExactMut, RChunksMut,
+    RChunksMutProducer, RChunksProducer,
+};
 pub use sort::ParallelSliceMut;
 pub use sources::{
     Chunks, ChunksMut, ChunksMutProducer, ChunksProducer, DrainIter, DrainProducer, IntoIter, Iter,
@@ -895,6 +904,57 @@ pub trait IndexedParallelIterator: ParallelIterator {
         Skip { base: self, n }
     }
 
+    /// The items in the opposite order (rayon's `rev`).
+    ///
+    /// Producers in weft need not read backwards: each piece yields its
+    /// items by splitting the last one off, a split of its source per item
+    /// (a few instructions for a slice or a range).
+    ///
+    /// ```
+    /// use weft::prelude::*;
+    /// let v: Vec<u32> = (0..5u32).into_par_iter().rev().collect();
+    /// assert_eq!(v, [4, 3, 2, 1, 0]);
+    /// ```
+    fn rev(self) -> Rev<Self> {
+        Rev { base: self }
+    }
+
+    /// The items at indices 0, `step`, `2 * step`... (rayon's `step_by`).
+    ///
+    /// # Panics
+    ///
+    /// If `step` is 0.
+    ///
+    /// ```
+    /// use weft::prelude::*;
+    /// let v: Vec<u32> = (0..10u32).into_par_iter().step_by(4).collect();
+    /// assert_eq!(v, [0, 4, 8]);
+    /// ```
+    fn step_by(self, step: usize) -> StepBy<Self> {
+        assert!(step != 0, "step_by's step must be non-zero");
+        StepBy { base: self, step }
+    }
+
+    /// The items in `Vec`s of `chunk_size`, in order, the last one
+    /// possibly shorter (rayon's `chunks`).
+    ///
+    /// # Panics
+    ///
+    /// If `chunk_size` is 0.
+    ///
+    /// ```
+    /// use weft::prelude::*;
+    /// let v: Vec<Vec<u32>> = (0..5u32).into_par_iter().chunks(2).collect();
+    /// assert_eq!(v, [vec![0, 1], vec![2, 3], vec![4]]);
+    /// ```
+    fn chunks(self, chunk_size: usize) -> IterChunks<Self> {
+        assert!(chunk_size != 0, "chunk size must be non-zero");
+        IterChunks {
+            base: self,
+            size: chunk_size,
+        }
+    }
+
     /// Never splits a piece shorter than `min` items off: for loops whose
     /// items are so cheap that even an unstolen split costs too much.
     fn with_min_len(self, min: usize) -> Hinted<Self> {
@@ -1031,9 +1091,56 @@ pub trait ParallelSlice<T: Sync> {
     fn par_chunks(&self, size: usize) -> Chunks<'_, T>;
     /// Every run of `size` neighbours. Panics if `size` is 0.
     fn par_windows(&self, size: usize) -> Windows<'_, T>;
+
+    /// Non-overlapping pieces of exactly `size` elements; the last
+    /// `len % size` elements are left out, in
+    /// [`remainder`](Exact::remainder). Panics if `size` is 0.
+    ///
+    /// ```
+    /// use weft::prelude::*;
+    /// let v = [1, 2, 3, 4, 5];
+    /// let chunks = v.par_chunks_exact(2);
+    /// assert_eq!(chunks.remainder(), [5]);
+    /// assert_eq!(chunks.map(|c| c.iter().sum::<i32>()).collect::<Vec<_>>(), [3, 7]);
+    /// ```
+    fn par_chunks_exact(&self, size: usize) -> ChunksExact<'_, T>;
+
+    /// Non-overlapping pieces of `size` elements counted from the end: the
+    /// first is the last `size` elements, and the last, the slice's
+    /// first `len % size`, possibly shorter. Panics if `size` is 0.
+    ///
+    /// ```
+    /// use weft::prelude::*;
+    /// let v = [1, 2, 3, 4, 5];
+    /// let chunks: Vec<&[i32]> = v.par_rchunks(2).collect();
+    /// assert_eq!(chunks, [&[4, 5][..], &[2, 3], &[1]]);
+    /// ```
+    fn par_rchunks(&self, size: usize) -> RChunks<'_, T>;
+
+    /// As [`par_rchunks`](Self::par_rchunks), the pieces all of `size`;
+    /// the first `len % size` elements are left out, in
+    /// [`remainder`](Exact::remainder). Panics if `size` is 0.
+    ///
+    /// ```
+    /// use weft::prelude::*;
+    /// let v = [1, 2, 3, 4, 5];
+    /// let chunks = v.par_rchunks_exact(2);
+    /// assert_eq!(chunks.remainder(), [1]);
+    /// assert_eq!(chunks.collect::<Vec<_>>(), [&[4, 5][..], &[2, 3]]);
+    /// ```
+    fn par_rchunks_exact(&self, size: usize) -> RChunksExact<'_, T>;
 }
 
 impl<T: Sync> ParallelSlice<T> for [T] {
+    fn par_chunks_exact(&self, size: usize) -> ChunksExact<'_, T> {
+        ChunksExact::new(self, size)
+    }
+    fn par_rchunks(&self, size: usize) -> RChunks<'_, T> {
+        RChunks::new(self, size)
+    }
+    fn par_rchunks_exact(&self, size: usize) -> RChunksExact<'_, T> {
+        RChunksExact::new(self, size)
+    }
     fn par_chunks(&self, size: usize) -> Chunks<'_, T> {
         Chunks::new(self, size)
     }

@@ -49,6 +49,7 @@ use std::cmp::Ordering;
 use std::mem::{self, size_of};
 use std::ptr;
 
+use super::slices::{ChunksExactMut, RChunksExactMut, RChunksMut};
 use super::sources::ChunksMut;
 
 /// Slices no longer than this are sorted sequentially: below it a `join`
@@ -77,6 +78,44 @@ pub trait ParallelSliceMut<T: Send> {
     /// Non-overlapping mutable pieces of `size` elements, the last
     /// possibly shorter. Panics if `size` is 0.
     fn par_chunks_mut(&mut self, size: usize) -> ChunksMut<'_, T>;
+
+    /// Non-overlapping mutable pieces of exactly `size` elements; the last
+    /// `len % size` elements are left out, in the iterator's
+    /// `remainder`. Panics if `size` is 0.
+    ///
+    /// ```
+    /// use weft::prelude::*;
+    /// let mut v = [1, 2, 3, 4, 5];
+    /// v.par_chunks_exact_mut(2).for_each(|c| c.swap(0, 1));
+    /// assert_eq!(v, [2, 1, 4, 3, 5]);
+    /// ```
+    fn par_chunks_exact_mut(&mut self, size: usize) -> ChunksExactMut<'_, T>;
+
+    /// Non-overlapping mutable pieces of `size` elements counted from the
+    /// end, the last (the slice's first `len % size`) possibly shorter.
+    /// Panics if `size` is 0.
+    ///
+    /// ```
+    /// use weft::prelude::*;
+    /// let mut v = [1, 2, 3, 4, 5];
+    /// v.par_rchunks_mut(2).for_each(|c| c.reverse());
+    /// assert_eq!(v, [1, 3, 2, 5, 4]);
+    /// ```
+    fn par_rchunks_mut(&mut self, size: usize) -> RChunksMut<'_, T>;
+
+    /// As `par_rchunks_mut`, the pieces all of `size`; the first
+    /// `len % size` elements are left out, in the iterator's
+    /// `remainder`. Panics if `size` is 0.
+    ///
+    /// ```
+    /// use weft::prelude::*;
+    /// let mut v = [1, 2, 3, 4, 5];
+    /// let mut chunks = v.par_rchunks_exact_mut(2);
+    /// chunks.take_remainder()[0] = 0;
+    /// chunks.for_each(|c| c.reverse());
+    /// assert_eq!(v, [0, 3, 2, 5, 4]);
+    /// ```
+    fn par_rchunks_exact_mut(&mut self, size: usize) -> RChunksExactMut<'_, T>;
 
     /// Sorts, stable, in parallel.
     fn par_sort(&mut self)
@@ -114,6 +153,15 @@ pub trait ParallelSliceMut<T: Send> {
 impl<T: Send> ParallelSliceMut<T> for [T] {
     fn par_chunks_mut(&mut self, size: usize) -> ChunksMut<'_, T> {
         ChunksMut::new(self, size)
+    }
+    fn par_chunks_exact_mut(&mut self, size: usize) -> ChunksExactMut<'_, T> {
+        ChunksExactMut::new(self, size)
+    }
+    fn par_rchunks_mut(&mut self, size: usize) -> RChunksMut<'_, T> {
+        RChunksMut::new(self, size)
+    }
+    fn par_rchunks_exact_mut(&mut self, size: usize) -> RChunksExactMut<'_, T> {
+        RChunksExactMut::new(self, size)
     }
 
     fn par_sort(&mut self)

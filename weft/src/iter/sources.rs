@@ -324,7 +324,7 @@ impl<'a, T> Windows<'a, T> {
     }
 }
 
-fn chunk_count(len: usize, size: usize) -> usize {
+pub(super) fn chunk_count(len: usize, size: usize) -> usize {
     len.div_ceil(size)
 }
 
@@ -332,7 +332,7 @@ fn chunk_count(len: usize, size: usize) -> usize {
 /// end). Bounded by `len` before the product overflows: a slice of
 /// zero-sized items can be `usize::MAX` long, and `index * size` for the
 /// end of its last, short chunk is more than that.
-fn chunk_start(index: usize, size: usize, len: usize) -> usize {
+pub(super) fn chunk_start(index: usize, size: usize, len: usize) -> usize {
     index.checked_mul(size).map_or(len, |start| start.min(len))
 }
 
