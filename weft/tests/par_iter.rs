@@ -429,6 +429,21 @@ macro_rules! check_ranges {
             seq.iter().copied().skip(cut).collect::<Vec<_>>(),
             "{what}: skip({cut}) ({})", $ctx
         );
+        // The same bounds, inclusive: up to the type's maximum included.
+        let inclusive = (start as $t)..=(end as $t);
+        let what = format!("{} range {:?}", stringify!($t), inclusive);
+        let seq: Vec<$t> = inclusive.clone().collect();
+        assert_eq!(
+            inclusive.clone().into_par_iter().collect::<Vec<_>>(),
+            seq,
+            "{what}: collect ({})", $ctx
+        );
+        assert_eq!(inclusive.clone().into_par_iter().len(), seq.len(), "{what}: len ({})", $ctx);
+        assert_eq!(
+            inclusive.clone().into_par_iter().rev().skip(cut).collect::<Vec<_>>(),
+            seq.iter().rev().skip(cut).copied().collect::<Vec<_>>(),
+            "{what}: rev skip({cut}) ({})", $ctx
+        );
     })*};
 }
 

@@ -44,6 +44,12 @@ pub struct OptionProducer<T> {
     item: Option<T>,
 }
 
+impl<T> OptionIter<T> {
+    pub(crate) fn new(item: Option<T>) -> Self {
+        OptionIter { item }
+    }
+}
+
 impl<T: Send> ParallelIterator for OptionIter<T> {
     type Item = T;
     type Producer<'a>

@@ -84,7 +84,8 @@ pub use slices::{
 pub use sort::ParallelSliceMut;
 pub use sources::{
     Chunks, ChunksMut, ChunksMutProducer, ChunksProducer, DrainIter, DrainProducer, IntoIter, Iter,
-    IterMut, RangeIter, RangeProducer, SliceMutProducer, SliceProducer, Windows, WindowsProducer,
+    IterMut, RangeInteger, RangeIter, RangeProducer, SliceMutProducer, SliceProducer, Windows,
+    WindowsProducer,
 };
 pub use stateful::{
     CloneSeed, Fold, FoldSeeded, FoldSeededProducer, FoldWith, InitSeed, MapInit, MapSeeded,

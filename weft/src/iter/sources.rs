@@ -3,18 +3,18 @@
 //! value.
 
 use std::marker::PhantomData;
-use std::ops::Range;
+use std::ops::{Range, RangeInclusive};
 use std::ptr;
 
 use super::plumbing::Producer;
-use super::{IndexedParallelIterator, IntoParallelIterator, ParallelIterator};
+use super::{Chain, IndexedParallelIterator, IntoParallelIterator, OptionIter, ParallelIterator};
 
 // ---------------------------------------------------------------- ranges
 
 /// A parallel iterator over an integer range (`(0..n).into_par_iter()`).
 #[derive(Clone, Debug)]
 pub struct RangeIter<T> {
-    range: Range<T>,
+    pub(super) range: Range<T>,
 }
 
 /// The producer of [`RangeIter`].
@@ -37,6 +37,12 @@ macro_rules! ranges {
             }
             fn opt_len(&self) -> Option<usize> {
                 Some(IndexedParallelIterator::len(self))
+            }
+        }
+
+        impl RangeInteger for $t {
+            fn successor(self) -> Option<$t> {
+                self.checked_add(1)
             }
         }
 
@@ -80,6 +86,48 @@ where
     type Iter = RangeIter<T>;
     fn into_par_iter(self) -> RangeIter<T> {
         RangeIter { range: self }
+    }
+}
+
+/// The integer types a parallel range runs over (`u8` to `u64`, `usize`,
+/// `i8` to `i64`, `isize`).
+pub trait RangeInteger: Copy + Ord {
+    /// The next integer, if the type has one.
+    fn successor(self) -> Option<Self>;
+}
+
+/// `(start..=end).into_par_iter()`: the range up to `end` excluded, and
+/// `end` itself last when the range is not empty (the `end + 1` of a range
+/// to the type's maximum does not exist).
+///
+/// ```
+/// use weft::prelude::*;
+/// assert_eq!((1..=100).into_par_iter().sum::<i32>(), 5050);
+/// assert_eq!((250..=u8::MAX).into_par_iter().count(), 6);
+/// assert_eq!((5..=4u8).into_par_iter().count(), 0);
+/// ```
+impl<T> IntoParallelIterator for RangeInclusive<T>
+where
+    T: RangeInteger + Send,
+    RangeIter<T>: IndexedParallelIterator<Item = T>,
+{
+    type Item = T;
+    type Iter = Chain<RangeIter<T>, OptionIter<T>>;
+    fn into_par_iter(self) -> Self::Iter {
+        let (start, end) = self.clone().into_inner();
+        // `is_empty` also knows a range whose iteration is exhausted.
+        let (range, last) = if self.is_empty() {
+            (start..start, None)
+        } else {
+            match end.successor() {
+                Some(after) => (start..after, None),
+                None => (start..end, Some(end)),
+            }
+        };
+        Chain {
+            a: RangeIter { range },
+            b: OptionIter::new(last),
+        }
     }
 }
 
