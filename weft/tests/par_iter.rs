@@ -1006,6 +1006,118 @@ fn std_collections_by_value_drop_their_items_once() {
     });
 }
 
+/// A random text of `len` chars, many of them separators, whitespace,
+/// `\r` and multi-byte ones.
+fn text(case: &mut Case) -> String {
+    const CHARS: [char; 12] = [
+        'a', 'b', 'é', '€', '𝄞', ',', ';', ' ', '\t', '\n', '\r', '\u{3000}',
+    ];
+    (0..case.len)
+        .map(|_| CHARS[case.rng.below(CHARS.len())])
+        .collect()
+}
+
+#[test]
+fn str_sources_against_std() {
+    check("str_sources_against_std", |case| {
+        let ctx = case.to_string();
+        let text = text(case);
+        let text = text.as_str();
+        assert_eq!(
+            text.par_chars().collect::<Vec<_>>(),
+            text.chars().collect::<Vec<_>>(),
+            "par_chars ({ctx})"
+        );
+        assert_eq!(
+            text.par_char_indices().collect::<Vec<_>>(),
+            text.char_indices().collect::<Vec<_>>(),
+            "par_char_indices ({ctx})"
+        );
+        assert_eq!(
+            text.par_bytes().collect::<Vec<_>>(),
+            text.bytes().collect::<Vec<_>>(),
+            "par_bytes ({ctx})"
+        );
+        assert_eq!(text.par_bytes().len(), text.len(), "par_bytes len ({ctx})");
+        assert_eq!(
+            text.par_split(',').collect::<Vec<_>>(),
+            text.split(',').collect::<Vec<_>>(),
+            "par_split char ({ctx})"
+        );
+        assert_eq!(
+            text.par_split([',', '€']).collect::<Vec<_>>(),
+            text.split([',', '€']).collect::<Vec<_>>(),
+            "par_split array ({ctx})"
+        );
+        let separators: &[char] = &[';', '𝄞'];
+        assert_eq!(
+            text.par_split(separators).collect::<Vec<_>>(),
+            text.split(separators).collect::<Vec<_>>(),
+            "par_split slice ({ctx})"
+        );
+        assert_eq!(
+            text.par_split(|c: char| c.is_alphabetic())
+                .collect::<Vec<_>>(),
+            text.split(|c: char| c.is_alphabetic()).collect::<Vec<_>>(),
+            "par_split predicate ({ctx})"
+        );
+        assert_eq!(
+            text.par_split_terminator(',').collect::<Vec<_>>(),
+            text.split_terminator(',').collect::<Vec<_>>(),
+            "par_split_terminator ({ctx})"
+        );
+        assert_eq!(
+            text.par_lines().collect::<Vec<_>>(),
+            text.lines().collect::<Vec<_>>(),
+            "par_lines ({ctx})"
+        );
+        assert_eq!(
+            text.par_split_whitespace().collect::<Vec<_>>(),
+            text.split_whitespace().collect::<Vec<_>>(),
+            "par_split_whitespace ({ctx})"
+        );
+        assert_eq!(
+            text.par_split_ascii_whitespace().collect::<Vec<_>>(),
+            text.split_ascii_whitespace().collect::<Vec<_>>(),
+            "par_split_ascii_whitespace ({ctx})"
+        );
+        // The edges the random text may miss: a separator at either end.
+        for edge in [",", ",,", "a,", ",a", "\n", "a\n", "\r\n", "a\r", ""] {
+            let what = format!("{edge:?} ({ctx})");
+            assert_eq!(
+                edge.par_split(',').collect::<Vec<_>>(),
+                edge.split(',').collect::<Vec<_>>(),
+                "par_split {what}"
+            );
+            assert_eq!(
+                edge.par_split_terminator(',').collect::<Vec<_>>(),
+                edge.split_terminator(',').collect::<Vec<_>>(),
+                "par_split_terminator {what}"
+            );
+            assert_eq!(
+                edge.par_lines().collect::<Vec<_>>(),
+                edge.lines().collect::<Vec<_>>(),
+                "par_lines {what}"
+            );
+        }
+        // Pieces flat-mapped run the sequential path.
+        assert_eq!(
+            text.par_lines()
+                .flat_map(|line| line.par_split(','))
+                .count(),
+            text.lines().flat_map(|line| line.split(',')).count(),
+            "flat_map par_split ({ctx})"
+        );
+        let target = text.chars().nth(case.rng.below(case.len + 1));
+        assert_eq!(
+            text.par_char_indices()
+                .find_first(|&(_, c)| Some(c) == target),
+            text.char_indices().find(|&(_, c)| Some(c) == target),
+            "par_char_indices find_first ({ctx})"
+        );
+    });
+}
+
 /// Drops of [`Unit`], the zero-sized tracked item (one test uses it).
 static UNIT_DROPS: AtomicUsize = AtomicUsize::new(0);
 

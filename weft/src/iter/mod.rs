@@ -60,6 +60,7 @@ mod slices;
 mod sort;
 mod sources;
 mod stateful;
+mod strings;
 
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicBool, AtomicUsize};
@@ -91,6 +92,10 @@ pub use stateful::{
     CloneSeed, Fold, FoldSeeded, FoldSeededProducer, FoldWith, InitSeed, MapInit, MapSeeded,
     MapSeededProducer, MapWith, PieceSeed, Seed, TryFold, TryFoldSeeded, TryFoldSeededProducer,
     TryFoldWith, WithState,
+};
+pub use strings::{
+    Bytes, CharIndices, CharIndicesProducer, CharPattern, Chars, Lines, OffsetCharIndices,
+    ParallelString, Split, SplitIter, SplitProducer, SplitSeq, SplitWhitespace,
 };
 
 use adapters::Hint;
