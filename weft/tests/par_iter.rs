@@ -1118,6 +1118,87 @@ fn str_sources_against_std() {
     });
 }
 
+#[test]
+fn repeat_repeat_n_once_and_empty() {
+    check("repeat_repeat_n_once_and_empty", |case| {
+        let ctx = case.to_string();
+        let len = case.len;
+        let word = format!("w{}", case.seed % 97);
+        let seq: Vec<String> = std::iter::repeat(word.clone()).take(len).collect();
+        assert_eq!(
+            weft::iter::repeat_n(word.clone(), len).collect::<Vec<_>>(),
+            seq,
+            "repeat_n ({ctx})"
+        );
+        assert_eq!(
+            weft::iter::repeat_n(0u8, len).len(),
+            len,
+            "repeat_n len ({ctx})"
+        );
+        assert_eq!(
+            weft::iter::repeat(word.clone())
+                .take(len)
+                .collect::<Vec<_>>(),
+            seq,
+            "repeat take ({ctx})"
+        );
+        let v = case.values(100);
+        assert_eq!(
+            weft::iter::repeat(3u32)
+                .zip(v.par_iter())
+                .map(|(a, &b)| a * b)
+                .collect::<Vec<_>>(),
+            v.iter().map(|&b| 3 * b).collect::<Vec<_>>(),
+            "repeat zip ({ctx})"
+        );
+        // Without end, but a search stops.
+        assert_eq!(
+            weft::iter::repeat(5u8).map(|x| x + 1).find_any(|&x| x == 6),
+            Some(6),
+            "repeat find_any ({ctx})"
+        );
+        let cut = case.rng.below(len + 2);
+        assert_eq!(
+            weft::iter::repeat_n(1u64, len)
+                .enumerate()
+                .skip(cut)
+                .map(|(i, x)| i as u64 * x)
+                .sum::<u64>(),
+            (cut.min(len)..len).map(|i| i as u64).sum::<u64>(),
+            "repeat_n enumerate skip ({ctx})"
+        );
+        #[allow(deprecated)]
+        let old = weft::iter::repeatn(1u8, len).count();
+        assert_eq!(old, len, "repeatn ({ctx})");
+        assert_eq!(
+            v.par_iter()
+                .copied()
+                .chain(weft::iter::once(7))
+                .collect::<Vec<_>>(),
+            v.iter()
+                .copied()
+                .chain(std::iter::once(7))
+                .collect::<Vec<_>>(),
+            "once ({ctx})"
+        );
+        assert_eq!(
+            weft::iter::empty()
+                .chain(v.par_iter().copied())
+                .collect::<Vec<u32>>(),
+            v,
+            "empty ({ctx})"
+        );
+        // By value: each clone and the value itself dropped once.
+        let (drops, items) = tracked(1);
+        let item = items.into_iter().next();
+        if let Some(item) = item {
+            let clones = weft::iter::once(item).count();
+            assert_eq!(clones, 1, "{ctx}");
+        }
+        assert_dropped_once(&drops, "once", &ctx);
+    });
+}
+
 /// Drops of [`Unit`], the zero-sized tracked item (one test uses it).
 static UNIT_DROPS: AtomicUsize = AtomicUsize::new(0);
 

@@ -55,6 +55,7 @@ mod adapters;
 mod collect;
 mod collections;
 mod consumers;
+mod generators;
 mod indexed;
 mod slices;
 mod sort;
@@ -75,6 +76,11 @@ pub use adapters::{
 pub use collect::{FromParallelIterator, ParallelExtend};
 pub use collections::{OptionIter, OptionProducer};
 pub use consumers::Try;
+#[allow(deprecated)]
+pub use generators::repeatn;
+pub use generators::{
+    empty, once, repeat, repeat_n, Empty, Once, Repeat, RepeatN, RepeatNProducer,
+};
 pub use indexed::{
     Grouped, IterChunks, IterChunksProducer, Rev, RevIter, RevProducer, StepBy, StepByProducer,
 };
