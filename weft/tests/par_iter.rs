@@ -1199,6 +1199,100 @@ fn repeat_repeat_n_once_and_empty() {
     });
 }
 
+#[test]
+fn par_bridge_sees_every_item_once() {
+    quiet_planned_panics();
+    check("par_bridge_sees_every_item_once", |case| {
+        let ctx = case.to_string();
+        let v = case.values(1_000);
+        // In the order the pieces took them: the same items, sorted.
+        let par: Vec<u32> = v.iter().copied().par_bridge().collect();
+        assert_eq!(sorted(par), sorted(v.clone()), "collect ({ctx})");
+        assert_eq!(
+            v.iter().par_bridge().map(|&x| u64::from(x)).sum::<u64>(),
+            v.iter().map(|&x| u64::from(x)).sum::<u64>(),
+            "sum ({ctx})"
+        );
+        assert_eq!(
+            v.iter().filter(|&&x| x % 3 == 0).par_bridge().count(),
+            v.iter().filter(|&&x| x % 3 == 0).count(),
+            "count ({ctx})"
+        );
+        let target = case.rng.below(1_000) as u32;
+        assert_eq!(
+            v.iter().par_bridge().any(|&x| x == target),
+            v.contains(&target),
+            "any ({ctx})"
+        );
+        assert_eq!(
+            v.iter().par_bridge().flat_map_iter(|&x| [x, x]).count(),
+            2 * v.len(),
+            "flat_map_iter ({ctx})"
+        );
+        // Inner bridges of a flat_map run sequentially.
+        assert_eq!(
+            (0..3u32)
+                .into_par_iter()
+                .flat_map(|_| v.iter().par_bridge())
+                .count(),
+            3 * v.len(),
+            "flat_map par_bridge ({ctx})"
+        );
+
+        let len = case.len;
+        let cut = case.rng.below(len + 1);
+        moves_in_order(
+            len,
+            (cut < len).then_some(cut),
+            "par_bridge find_any",
+            &ctx,
+            |items| {
+                let found = items
+                    .into_iter()
+                    .par_bridge()
+                    .find_any(|item| item.id == cut);
+                found.into_iter().collect()
+            },
+        );
+        moves_in_order(len, 0..len, "par_bridge collect", &ctx, |items| {
+            let mut out: Vec<Tracked> = items.into_iter().par_bridge().collect();
+            out.sort_by_key(|item| item.id);
+            out
+        });
+        if len > 0 {
+            let target = cut.min(len - 1);
+            panics_on(
+                len,
+                target,
+                "par_bridge for_each",
+                &ctx,
+                |items, explode| {
+                    items
+                        .into_iter()
+                        .par_bridge()
+                        .for_each(|item| explode(&item));
+                },
+            );
+            // A panic in the iterator itself reaches the caller too.
+            let result = panic::catch_unwind(AssertUnwindSafe(|| {
+                (0..len)
+                    .inspect(|&i| {
+                        if i == target {
+                            panic::panic_any(Planned(i));
+                        }
+                    })
+                    .par_bridge()
+                    .count()
+            }));
+            assert_eq!(
+                planned(result, "par_bridge next", &ctx),
+                Planned(target),
+                "{ctx}"
+            );
+        }
+    });
+}
+
 /// Drops of [`Unit`], the zero-sized tracked item (one test uses it).
 static UNIT_DROPS: AtomicUsize = AtomicUsize::new(0);
 

@@ -52,6 +52,7 @@ pub mod plumbing;
 
 #[macro_use]
 mod adapters;
+mod bridge;
 mod collect;
 mod collections;
 mod consumers;
@@ -73,6 +74,7 @@ pub use adapters::{
     InspectProducer, Map, MapProducer, Skip, Take, Update, UpdateIter, UpdateProducer, Zip,
     ZipProducer,
 };
+pub use bridge::{BridgeProducer, IterBridge, ParallelBridge, Pull};
 pub use collect::{FromParallelIterator, ParallelExtend};
 pub use collections::{OptionIter, OptionProducer};
 pub use consumers::Try;
