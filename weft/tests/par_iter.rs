@@ -3810,6 +3810,85 @@ fn any_all_find_and_position() {
 }
 
 #[test]
+fn find_last_find_map_and_position_first_last() {
+    check("find_last_find_map_and_position_first_last", |case| {
+        let ctx = case.to_string();
+        let v = case.values(50);
+        let target = case.rng.below(50) as u32;
+        let is = |x: &u32| *x == target;
+        assert_eq!(
+            v.par_iter().find_last(|x| is(x)),
+            v.iter().rev().find(|x| is(x)),
+            "find_last ({ctx})"
+        );
+        // Which of equal values: the index says.
+        assert_eq!(
+            v.par_iter().enumerate().find_last(|(_, x)| is(x)),
+            v.iter().enumerate().rev().find(|(_, x)| is(x)),
+            "enumerate find_last ({ctx})"
+        );
+        assert_eq!(
+            v.par_iter().position_first(is),
+            v.iter().position(is),
+            "position_first ({ctx})"
+        );
+        assert_eq!(
+            v.par_iter().position_last(is),
+            v.iter().rposition(is),
+            "position_last ({ctx})"
+        );
+        let f = |(i, x): (usize, &u32)| is(x).then_some(i);
+        assert_eq!(
+            v.par_iter().enumerate().find_map_first(f),
+            v.iter().enumerate().find_map(f),
+            "find_map_first ({ctx})"
+        );
+        assert_eq!(
+            v.par_iter().enumerate().find_map_last(f),
+            v.iter().enumerate().rev().find_map(f),
+            "find_map_last ({ctx})"
+        );
+        match v.par_iter().enumerate().find_map_any(f) {
+            Some(i) => assert!(is(&v[i]), "find_map_any ({ctx})"),
+            None => assert!(!v.contains(&target), "find_map_any ({ctx})"),
+        }
+        let odd = |x: &&u32| **x % 2 == 1;
+        assert_eq!(
+            v.par_iter().filter(odd).find_last(|_| true),
+            v.iter().rfind(odd),
+            "filter find_last ({ctx})"
+        );
+
+        let len = case.len;
+        let cut = case.rng.below(len + 1);
+        moves_in_order(
+            len,
+            (0..len).rev().find(|i| i % 5 == cut % 5),
+            "find_last",
+            &ctx,
+            |items| {
+                let found = items
+                    .into_par_iter()
+                    .find_last(|item| item.id % 5 == cut % 5);
+                found.into_iter().collect()
+            },
+        );
+        moves_in_order(
+            len,
+            (0..len).find(|&i| i >= cut),
+            "find_map_first",
+            &ctx,
+            |items| {
+                let found = items
+                    .into_par_iter()
+                    .find_map_first(|item| (item.id >= cut).then_some(item));
+                found.into_iter().collect()
+            },
+        );
+    });
+}
+
+#[test]
 fn par_extend_appends_in_order() {
     check("par_extend_appends_in_order", |case| {
         let ctx = case.to_string();

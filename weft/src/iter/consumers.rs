@@ -340,3 +340,38 @@ where
         self.stopped.load(Ordering::Relaxed)
     }
 }
+
+/// `find_last`, `find_map_last`, `position_last`: the rightmost match. A
+/// piece keeps its last match, and pieces that start left of a piece with
+/// a match do not run: all their items come before it.
+pub(crate) struct FindLast<'f, F> {
+    /// The base index of the rightmost piece start with a match so far.
+    pub(crate) best: AtomicUsize,
+    pub(crate) matches: &'f F,
+}
+
+impl<T, R: Send, F: Fn(T) -> Option<R> + Sync> Consumer<T> for FindLast<'_, F> {
+    type Result = Option<R>;
+    fn fold<I: Iterator<Item = T>>(&self, offset: usize, items: I) -> Option<R> {
+        // Relaxed: a hint; the rightmost match wins in `reduce` anyway.
+        if offset < self.best.load(Ordering::Relaxed) {
+            return keep(None, items);
+        }
+        // One at a time through `reduce`: a later match replaces an
+        // earlier one, which is dropped.
+        let hit = items
+            .filter_map(self.matches)
+            .fold(None, |last, hit| self.reduce(last, Some(hit)));
+        if hit.is_some() {
+            self.best.fetch_max(offset, Ordering::Relaxed);
+        }
+        hit
+    }
+    fn reduce(&self, left: Option<R>, right: Option<R>) -> Option<R> {
+        if right.is_some() {
+            keep(right, left)
+        } else {
+            left
+        }
+    }
+}

@@ -108,7 +108,8 @@ pub use strings::{
 
 use adapters::Hint;
 use consumers::{
-    Count, Extreme, FindAny, FindFirst, ForEach, MinMax, Product, ReduceWith, Sum, TryReduce,
+    Count, Extreme, FindAny, FindFirst, FindLast, ForEach, MinMax, Product, ReduceWith, Sum,
+    TryReduce,
 };
 use plumbing::{drive, Producer};
 use stateful::{CloneSeed as WithClone, InitSeed as WithInit};
@@ -835,6 +836,94 @@ pub trait ParallelIterator: Sized + Send {
         )
     }
 
+    /// The last item, in the input's order, for which `predicate` holds
+    /// (rayon's `find_last`). The pieces left of a piece with a match are
+    /// skipped, and what is not looked at dropped unused.
+    ///
+    /// ```
+    /// use weft::prelude::*;
+    /// assert_eq!((0..100u32).into_par_iter().find_last(|x| x % 7 == 0), Some(98));
+    /// ```
+    fn find_last<P>(mut self, predicate: P) -> Option<Self::Item>
+    where
+        P: Fn(&Self::Item) -> bool + Sync + Send,
+    {
+        let matches = |item: Self::Item| predicate(&item).then_some(item);
+        drive(
+            self.producer(),
+            &FindLast {
+                best: AtomicUsize::new(0),
+                matches: &matches,
+            },
+        )
+    }
+
+    /// Some `Some` that `f` returns for an item, whichever a worker finds
+    /// first (rayon's `find_map_any`); stops as [`find_any`](Self::find_any).
+    ///
+    /// ```
+    /// use weft::prelude::*;
+    /// let parsed = ["a", "7", "b"].par_iter().find_map_any(|s| s.parse::<u32>().ok());
+    /// assert_eq!(parsed, Some(7));
+    /// ```
+    fn find_map_any<F, R>(mut self, f: F) -> Option<R>
+    where
+        F: Fn(Self::Item) -> Option<R> + Sync + Send,
+        R: Send,
+    {
+        drive(
+            self.producer(),
+            &FindAny {
+                found: AtomicBool::new(false),
+                matches: &f,
+            },
+        )
+    }
+
+    /// The first `Some`, in the input's order, that `f` returns for an item
+    /// (rayon's `find_map_first`); stops as [`find_first`](Self::find_first).
+    ///
+    /// ```
+    /// use weft::prelude::*;
+    /// let first = ["a", "7", "8"].par_iter().find_map_first(|s| s.parse::<u32>().ok());
+    /// assert_eq!(first, Some(7));
+    /// ```
+    fn find_map_first<F, R>(mut self, f: F) -> Option<R>
+    where
+        F: Fn(Self::Item) -> Option<R> + Sync + Send,
+        R: Send,
+    {
+        drive(
+            self.producer(),
+            &FindFirst {
+                best: AtomicUsize::new(usize::MAX),
+                matches: &f,
+            },
+        )
+    }
+
+    /// The last `Some`, in the input's order, that `f` returns for an item
+    /// (rayon's `find_map_last`); skips as [`find_last`](Self::find_last).
+    ///
+    /// ```
+    /// use weft::prelude::*;
+    /// let last = ["a", "7", "8"].par_iter().find_map_last(|s| s.parse::<u32>().ok());
+    /// assert_eq!(last, Some(8));
+    /// ```
+    fn find_map_last<F, R>(mut self, f: F) -> Option<R>
+    where
+        F: Fn(Self::Item) -> Option<R> + Sync + Send,
+        R: Send,
+    {
+        drive(
+            self.producer(),
+            &FindLast {
+                best: AtomicUsize::new(0),
+                matches: &f,
+            },
+        )
+    }
+
     /// Whether `predicate` holds for some item; stops once one is found,
     /// and drops the items it did not look at unused.
     fn any<P>(mut self, predicate: P) -> bool
@@ -1007,6 +1096,46 @@ pub trait IndexedParallelIterator: ParallelIterator {
                 matches: &matches,
             },
         )
+    }
+
+    /// The index of the first item, in order, for which `predicate` holds
+    /// (rayon's `position_first`); stops as
+    /// [`find_first`](ParallelIterator::find_first).
+    ///
+    /// # Panics
+    ///
+    /// As [`enumerate`](Self::enumerate).
+    ///
+    /// ```
+    /// use weft::prelude::*;
+    /// assert_eq!([3, 8, 5, 8].par_iter().position_first(|&x| x == 8), Some(1));
+    /// ```
+    fn position_first<P>(self, predicate: P) -> Option<usize>
+    where
+        P: Fn(Self::Item) -> bool + Sync + Send,
+    {
+        self.enumerate()
+            .find_map_first(|(index, item)| predicate(item).then_some(index))
+    }
+
+    /// The index of the last item, in order, for which `predicate` holds
+    /// (rayon's `position_last`); skips as
+    /// [`find_last`](ParallelIterator::find_last).
+    ///
+    /// # Panics
+    ///
+    /// As [`enumerate`](Self::enumerate).
+    ///
+    /// ```
+    /// use weft::prelude::*;
+    /// assert_eq!([3, 8, 5, 8].par_iter().position_last(|&x| x == 8), Some(3));
+    /// ```
+    fn position_last<P>(self, predicate: P) -> Option<usize>
+    where
+        P: Fn(Self::Item) -> bool + Sync + Send,
+    {
+        self.enumerate()
+            .find_map_last(|(index, item)| predicate(item).then_some(index))
     }
 }
 
