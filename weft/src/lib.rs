@@ -239,7 +239,9 @@
 //! For loops, [`prelude`] has rayon's `ParallelIterator`,
 //! `IndexedParallelIterator`, `IntoParallelIterator`, `par_iter`,
 //! `par_iter_mut`, `par_chunks`, `par_chunks_mut`, `par_windows`, the
-//! `par_sort` family, `FromParallelIterator` and `ParallelExtend`, with
+//! `par_sort` family, `ParallelString` (`par_chars`, `par_lines`,
+//! `par_split`...), `ParallelBridge` (`par_bridge`),
+//! `FromParallelIterator` and `ParallelExtend`, with
 //! rayon's semantics (collect keeps order; `find_first` is the first in
 //! order). `flat_map`'s inner iterators run sequentially on the worker
 //! that produced their outer item (as rayon's `flat_map_iter`, which is
