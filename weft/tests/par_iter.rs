@@ -3889,6 +3889,39 @@ fn find_last_find_map_and_position_first_last() {
 }
 
 #[test]
+fn while_some_stops_at_a_none() {
+    check("while_some_stops_at_a_none", |case| {
+        let ctx = case.to_string();
+        let len = case.len;
+        let all: Vec<usize> = (0..len).into_par_iter().map(Some).while_some().collect();
+        assert_eq!(all, (0..len).collect::<Vec<_>>(), "no None ({ctx})");
+        let target = case.rng.below(len + 1);
+        let out: Vec<usize> = (0..len)
+            .into_par_iter()
+            .map(|i| (i != target).then_some(i))
+            .while_some()
+            .collect();
+        assert!(out.windows(2).all(|w| w[0] < w[1]), "in order ({ctx})");
+        assert!(!out.contains(&target), "no None's item ({ctx})");
+        if target >= len {
+            assert_eq!(out.len(), len, "no None ({ctx})");
+        }
+        let (drops, items) = tracked(len);
+        let out: Vec<Tracked> = items
+            .into_par_iter()
+            .map(|item| (item.id != target).then_some(item))
+            .while_some()
+            .collect();
+        assert!(
+            ids(&out).windows(2).all(|w| w[0] < w[1]),
+            "by value ({ctx})"
+        );
+        drop(out);
+        assert_dropped_once(&drops, "while_some", &ctx);
+    });
+}
+
+#[test]
 fn par_extend_appends_in_order() {
     check("par_extend_appends_in_order", |case| {
         let ctx = case.to_string();

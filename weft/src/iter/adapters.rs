@@ -1028,3 +1028,92 @@ touching!(
     UpdateIter,
     &mut
 );
+
+// ------------------------------------------------------------ while_some
+
+/// `iter.while_some()`: the values of the `Some`s, until a `None`.
+#[derive(Debug)]
+pub struct WhileSome<I> {
+    pub(crate) base: I,
+    /// Set at the first `None` any piece meets.
+    pub(crate) ended: std::sync::atomic::AtomicBool,
+}
+
+/// The producer of [`WhileSome`].
+#[derive(Debug)]
+pub struct WhileSomeProducer<'e, P> {
+    base: P,
+    ended: &'e std::sync::atomic::AtomicBool,
+}
+
+/// The sequential iterator of a [`WhileSome`] piece.
+#[derive(Debug)]
+pub struct WhileSomeIter<'e, It> {
+    base: It,
+    ended: &'e std::sync::atomic::AtomicBool,
+}
+
+impl<It: Iterator<Item = Option<T>>, T> Iterator for WhileSomeIter<'_, It> {
+    type Item = T;
+    fn next(&mut self) -> Option<T> {
+        use std::sync::atomic::Ordering;
+        // Relaxed: a hint to stop; what a piece yielded travels by join.
+        if self.ended.load(Ordering::Relaxed) {
+            return None;
+        }
+        // The end of the piece (`None`) is not a `None` item (`Some(None)`).
+        let next = self.base.next()?;
+        if next.is_none() {
+            self.ended.store(true, Ordering::Relaxed);
+        }
+        next
+    }
+}
+
+impl<I, T> ParallelIterator for WhileSome<I>
+where
+    I: ParallelIterator<Item = Option<T>>,
+    T: Send,
+{
+    type Item = T;
+    type Producer<'a>
+        = WhileSomeProducer<'a, I::Producer<'a>>
+    where
+        Self: 'a;
+    type Seq = std::iter::MapWhile<I::Seq, fn(Option<T>) -> Option<T>>;
+    fn producer(&mut self) -> Self::Producer<'_> {
+        WhileSomeProducer {
+            base: self.base.producer(),
+            ended: &self.ended,
+        }
+    }
+    fn into_seq(self) -> Self::Seq {
+        self.base.into_seq().map_while(std::convert::identity)
+    }
+}
+
+impl<'e, P, T> Producer for WhileSomeProducer<'e, P>
+where
+    P: Producer<Item = Option<T>>,
+{
+    type Item = T;
+    type IntoIter = WhileSomeIter<'e, P::IntoIter>;
+    fn len(&self) -> usize {
+        self.base.len()
+    }
+    fn split_at(self, index: usize) -> (Self, Self) {
+        let (left, right) = self.base.split_at(index);
+        let ended = self.ended;
+        (
+            WhileSomeProducer { base: left, ended },
+            WhileSomeProducer { base: right, ended },
+        )
+    }
+    fn into_iter(self) -> Self::IntoIter {
+        WhileSomeIter {
+            base: self.base.into_iter(),
+            ended: self.ended,
+        }
+    }
+    forward_hints!();
+}

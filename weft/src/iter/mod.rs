@@ -71,8 +71,8 @@ pub use adapters::{
     Chain, ChainProducer, Cloned, ClonedProducer, Copied, CopiedProducer, Enumerate,
     EnumerateProducer, Filter, FilterMap, FilterMapProducer, FilterProducer, FlatMap, FlatMapIter,
     FlatMapIterProducer, FlatMapProducer, Flatten, Hinted, HintedProducer, Inspect, InspectIter,
-    InspectProducer, Map, MapProducer, Skip, Take, Update, UpdateIter, UpdateProducer, Zip,
-    ZipProducer,
+    InspectProducer, Map, MapProducer, Skip, Take, Update, UpdateIter, UpdateProducer, WhileSome,
+    WhileSomeIter, WhileSomeProducer, Zip, ZipProducer,
 };
 pub use bridge::{BridgeProducer, IterBridge, ParallelBridge, Pull};
 pub use collect::{FromParallelIterator, ParallelExtend};
@@ -411,6 +411,32 @@ pub trait ParallelIterator: Sized + Send {
             base: self,
             seed: WithInit(init),
             f: map_op,
+        }
+    }
+
+    /// The values of the `Some` items, until a `None` (rayon's
+    /// `while_some`): once any piece meets a `None`, every piece stops at
+    /// its next item. The items before the first `None` in the input's
+    /// order are not all yielded, as pieces after it may have stopped
+    /// first, and items after it may be, from pieces that ran ahead;
+    /// `collect` keeps the order of those yielded.
+    ///
+    /// ```
+    /// use weft::prelude::*;
+    /// let v: Vec<u32> = vec![Some(1), Some(2), None, Some(4)]
+    ///     .into_par_iter()
+    ///     .while_some()
+    ///     .collect();
+    /// assert!(!v.contains(&3) && v.len() <= 3);
+    /// ```
+    fn while_some<T>(self) -> WhileSome<Self>
+    where
+        Self: ParallelIterator<Item = Option<T>>,
+        T: Send,
+    {
+        WhileSome {
+            base: self,
+            ended: AtomicBool::new(false),
         }
     }
 
