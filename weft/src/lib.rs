@@ -425,6 +425,7 @@ where
 /// a blocked worker meanwhile: they run the pool's tasks, but are none of its
 /// `workers()` and have no pinned queue.
 #[cfg(not(loom))]
+#[inline]
 pub fn current_worker_index() -> Option<usize> {
     sched::worker::WorkerThread::current().and_then(sched::worker::WorkerThread::worker_index)
 }

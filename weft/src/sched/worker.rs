@@ -244,6 +244,7 @@ impl WorkerThread {
     /// The index users see (`current_worker_index`): the worker's, or `None`
     /// on a spare thread of `weft::blocking`, which is no worker of its own
     /// (indexes stay below `workers()`, valid for `spawn_on`).
+    #[inline]
     pub(crate) fn worker_index(&self) -> Option<usize> {
         (self.index < self.registry.num_workers()).then_some(self.index)
     }
