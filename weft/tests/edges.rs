@@ -255,6 +255,10 @@ const CASES: &[(&str, fn())] = &[
         borrowing_spawn_handler_fails_midway,
     ),
     ("into-global-races-first-use", into_global_races_first_use),
+    (
+        "stackless-waits-race-the-drop",
+        stackless_waits_race_the_drop,
+    ),
 ];
 
 /// The child side: does nothing unless a case is named.
@@ -3241,6 +3245,73 @@ fn into_global_races_first_use() {
     assert!(hit);
 }
 
+/// Waits that can neither suspend (a cap of 4 suspended tasks) nor help
+/// deeper (256 KiB fiber stacks, which nested helping fills) block their
+/// threads, while the pool drops: start hooks spawn more waiting tasks, a
+/// thread spawns through a handle, another opens the gate, and some tasks
+/// throw a [`Bomb`] with no panic handler. The drop returns, and every
+/// accepted task and every task the hooks spawned ran once.
+fn stackless_waits_race_the_drop() {
+    for round in 0..12 {
+        let workers = 1 + round % 3;
+        let gate = Event::new(EventMode::Manual);
+        let ran = counter();
+        let accepted = counter();
+        let pool = Pool::builder()
+            .workers(workers)
+            .max_suspended(4)
+            .stack_size(256 << 10)
+            .on_thread_start({
+                let (gate, ran, accepted) = (gate.clone(), Arc::clone(&ran), Arc::clone(&accepted));
+                move |_| {
+                    for _ in 0..16 {
+                        let (gate, ran) = (gate.clone(), Arc::clone(&ran));
+                        accepted.fetch_add(1, SeqCst);
+                        weft::spawn(move || {
+                            gate.wait();
+                            ran.fetch_add(1, SeqCst);
+                        });
+                    }
+                }
+            })
+            .build()
+            .unwrap();
+        for i in 0..400 {
+            let (gate, ran) = (gate.clone(), Arc::clone(&ran));
+            accepted.fetch_add(1, SeqCst);
+            pool.spawn(move || {
+                gate.wait();
+                ran.fetch_add(1, SeqCst);
+                if i % 97 == 0 {
+                    throw_bomb();
+                }
+            });
+        }
+        let handle = pool.handle();
+        let spawner = {
+            let (gate, ran, accepted) = (gate.clone(), Arc::clone(&ran), Arc::clone(&accepted));
+            thread::spawn(move || {
+                for _ in 0..64 {
+                    let (gate, ran) = (gate.clone(), Arc::clone(&ran));
+                    let spawned = handle.spawn(move || {
+                        gate.wait();
+                        ran.fetch_add(1, SeqCst);
+                    });
+                    if spawned.is_ok() {
+                        accepted.fetch_add(1, SeqCst);
+                    }
+                    thread::yield_now();
+                }
+            })
+        };
+        let opener = after(Duration::from_millis(30), move || gate.signal());
+        drop(pool);
+        spawner.join().unwrap();
+        opener.join().unwrap();
+        assert_eq!(ran.load(SeqCst), accepted.load(SeqCst), "round {round}");
+    }
+}
+
 // ---------------------------------------------------------------------------
 // One test per case.
 
@@ -3901,4 +3972,5 @@ edge_tests! {
     shutdown_background_races_spawns_suspended_waits_and_bombs => "shutdown-background-races-spawns-waits-and-bombs",
     a_borrowing_spawn_handler_that_fails_midway_leaves_no_thread_running => "borrowing-spawn-handler-fails-midway",
     into_global_races_first_use_of_the_global_pool => "into-global-races-first-use",
+    waits_with_no_stack_left_to_help_race_the_drop_hooks_and_bombs => "stackless-waits-race-the-drop",
 }

@@ -199,6 +199,19 @@
 //! whose suspended task awaits a `join` half running elsewhere watches
 //! before it blocks, as a helping one does (invariant 4's watch).
 //!
+//! **Waits with no stack left to help on** (worker.rs,
+//! `wait_without_helping`). A wait that can neither suspend nor help
+//! deeper (its fiber's stack three quarters used) blocks its thread,
+//! polling its condition at most a millisecond apart, and never registers
+//! as a sleeper nor searches: to the protocol the worker is running its
+//! task, as a task blocked on a foreign lock is. Invariants 1 to 4 count
+//! only registered sleepers and searchers, so they hold as they are: a
+//! wake finds other sleepers or none, never this worker, and no wake meant
+//! for work is spent on a thread that would refuse it. The wake its own
+//! condition's setter sends the seat finds no sleeper and is dropped, which
+//! the polling makes up for. The worker's queued work stays stealable
+//! (tasks pinned to it wait for the wait to end).
+//!
 //! A worker is woken at most once per registration: whoever removes it from
 //! `sleepers` (under the lock) owns its wake-up and delivers exactly one [`Wake`],
 //! and every removal adjusts `sleeping` in the same critical section, so the count
