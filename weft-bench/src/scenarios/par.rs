@@ -23,6 +23,7 @@
 //! uses one thread whatever the worker count, which its note says.
 
 use std::cell::Cell;
+use std::collections::HashMap;
 use std::hint::black_box;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -142,6 +143,39 @@ pub fn cases() -> Vec<Case> {
             run: |kind, workers, items| on_peer!(kind, slow_items(workers, items as usize)),
             ..map_collect
         },
+        Case {
+            scenario: "par/small-loops",
+            variant: "in-pool",
+            about: "size loops in a row, each (0..1000).into_par_iter().map(hash & 0xFFFF).sum::<u64>(), all called from one task on a worker (inside scope, as code under install calls them): a loop too small to pay for a steal, called from inside the pool; timed: the size loops, median of 5 per child; figure: wall per loop; every sum checked",
+            unit: "us/loop",
+            sizes: [20, 10_000, 10_000],
+            run: |kind, workers, loops| on_peer!(kind, small_loops(workers, loops as usize)),
+            ..map_collect
+        },
+        Case {
+            scenario: "par/word-counts",
+            variant: "in-pool",
+            about: "lines.par_iter().fold(HashMap::new, count the line's words).reduce(HashMap::new, merge the smaller map into the larger) over size lines of 10 words each (drawn from 5,000 words of 3-9 letters, fixed seed; about 60 bytes a line), called inside the pool; timed: the call, the maps' drop included, median of 5 per child; every count checked against a sequential count",
+            sizes: [1_000, 200_000, 400_000],
+            run: |kind, workers, lines| on_peer!(kind, word_counts(workers, lines as usize)),
+            ..map_collect
+        },
+        Case {
+            scenario: "par/filter-collect",
+            variant: "in-pool",
+            about: "(0..n).into_par_iter().map(hash).filter(|x| x % 3 == 0).collect::<Vec<u64>>() (n = size): an unindexed collect of about a third of the items, called inside the pool; timed: the call, median of 5 per child; the output checked against the sequential one, in order",
+            sizes: [10_000, 5_000_000, 5_000_000],
+            run: |kind, workers, n| on_peer!(kind, filter_collect(workers, n as usize)),
+            ..map_collect
+        },
+        Case {
+            scenario: "par/nested",
+            variant: "in-pool",
+            about: "(0..size).into_par_iter().map(|j| data.par_iter().map(|&x| (x ^ j) * x).sum()).sum() over 100,000 u64 (800 KB): a parallel loop inside each item of a parallel loop, called inside the pool; timed: the call, median of 5 per child; sum checked",
+            sizes: [4, 64, 64],
+            run: |kind, workers, outer| on_peer!(kind, nested(workers, outer as usize)),
+            ..map_collect
+        },
     ]
 }
 
@@ -175,6 +209,14 @@ trait Loops {
     fn sort_unstable(v: &mut [u32]);
     fn mandelbrot(image: &mut [u32], width: usize);
     fn slow_items(items: usize, ran: &AtomicUsize);
+    /// Runs `op` on a worker of the global pool (the calling thread for the
+    /// floor), as a program's code inside `install` runs: the rows named
+    /// `in-pool` call their loops from there.
+    fn in_pool<R: Send>(op: impl FnOnce() -> R + Send) -> R;
+    fn small_sum(n: usize) -> u64;
+    fn word_counts(lines: &[String]) -> HashMap<&str, u64>;
+    fn filter_collect(n: usize) -> Vec<u64>;
+    fn nested_sums(outer: usize, data: &[u64]) -> u64;
 }
 
 /// The parallel loops, one source expanded once per peer, with only the
@@ -182,7 +224,11 @@ trait Loops {
 macro_rules! parallel_loops {
     ($($module:ident: $peer:ident, $krate:ident, start($workers:ident) $start:block)*) => {$(
         mod $module {
-            use super::{hash, keep, mark_seen, paint_row, slow_item, unbalanced_item, Loops};
+            use super::{
+                count_words, hash, keep, mark_seen, merge_counts, nested_item, paint_row,
+                slow_item, small_item, unbalanced_item, Loops,
+            };
+            use std::collections::HashMap;
             use std::sync::atomic::AtomicUsize;
             use $krate::prelude::*;
 
@@ -228,6 +274,32 @@ macro_rules! parallel_loops {
 
                 fn slow_items(items: usize, ran: &AtomicUsize) {
                     (0..items).into_par_iter().for_each(|_| slow_item(ran));
+                }
+
+                fn in_pool<R: Send>(op: impl FnOnce() -> R + Send) -> R {
+                    $krate::scope(|_| op())
+                }
+
+                fn small_sum(n: usize) -> u64 {
+                    (0..n).into_par_iter().map(small_item).sum()
+                }
+
+                fn word_counts(lines: &[String]) -> HashMap<&str, u64> {
+                    lines
+                        .par_iter()
+                        .fold(HashMap::new, |counts, line| count_words(counts, line))
+                        .reduce(HashMap::new, merge_counts)
+                }
+
+                fn filter_collect(n: usize) -> Vec<u64> {
+                    (0..n).into_par_iter().map(hash).filter(|&x| x % 3 == 0).collect()
+                }
+
+                fn nested_sums(outer: usize, data: &[u64]) -> u64 {
+                    (0..outer)
+                        .into_par_iter()
+                        .map(|j| data.par_iter().map(|&x| nested_item(j, x)).sum::<u64>())
+                        .sum()
                 }
             }
         }
@@ -293,6 +365,30 @@ impl Loops for Sequential {
     fn slow_items(items: usize, ran: &AtomicUsize) {
         (0..items).for_each(|_| slow_item(ran));
     }
+
+    fn in_pool<R: Send>(op: impl FnOnce() -> R + Send) -> R {
+        op()
+    }
+
+    fn small_sum(n: usize) -> u64 {
+        (0..n).map(small_item).sum()
+    }
+
+    fn word_counts(lines: &[String]) -> HashMap<&str, u64> {
+        lines
+            .iter()
+            .fold(HashMap::new(), |counts, line| count_words(counts, line))
+    }
+
+    fn filter_collect(n: usize) -> Vec<u64> {
+        (0..n).map(hash).filter(|&x| x % 3 == 0).collect()
+    }
+
+    fn nested_sums(outer: usize, data: &[u64]) -> u64 {
+        (0..outer)
+            .map(|j| data.iter().map(|&x| nested_item(j, x)).sum::<u64>())
+            .sum()
+    }
 }
 
 // ------------------------------------------------------------- kernels
@@ -314,6 +410,35 @@ fn keep(i: usize) -> bool {
 /// Item `i` of `par/unbalanced`: `i` units of work.
 fn unbalanced_item(i: usize) -> u64 {
     u64::from(some_work(i as u32, i as u32 * UNBALANCED_UNIT))
+}
+
+/// An element of `par/small-loops`: a hash cut to 16 bits, so that no sum
+/// overflows.
+fn small_item(i: usize) -> u64 {
+    hash(i) & 0xFFFF
+}
+
+/// An element of `par/nested`'s inner loop `j`: its own value per outer item.
+fn nested_item(j: usize, x: u64) -> u64 {
+    (x ^ j as u64) * x
+}
+
+/// Counts the words of `line` into `counts` (`par/word-counts`' fold).
+fn count_words<'a>(mut counts: HashMap<&'a str, u64>, line: &'a str) -> HashMap<&'a str, u64> {
+    for word in line.split_ascii_whitespace() {
+        *counts.entry(word).or_insert(0) += 1;
+    }
+    counts
+}
+
+/// Adds the smaller map's counts into the larger (`par/word-counts`'
+/// reduce).
+fn merge_counts<'a>(a: HashMap<&'a str, u64>, b: HashMap<&'a str, u64>) -> HashMap<&'a str, u64> {
+    let (mut into, from) = if a.len() >= b.len() { (a, b) } else { (b, a) };
+    for (word, n) in from {
+        *into.entry(word).or_insert(0) += n;
+    }
+    into
 }
 
 fn slow_item(ran: &AtomicUsize) {
@@ -604,6 +729,111 @@ fn slow_items<L: Loops>(workers: usize, items: usize) -> Measured {
     Measured::new(wall, cpu, ms(wall))
         .with("ideal_ms", ms(ideal))
         .with("items", items as f64)
+}
+
+fn small_loops<L: Loops>(workers: usize, loops: usize) -> Measured {
+    const ITEMS: usize = 1_000;
+    let expected: u64 = (0..ITEMS).map(small_item).sum();
+    let run = || {
+        L::in_pool(|| {
+            (0..loops)
+                .filter(|_| black_box(L::small_sum(black_box(ITEMS))) != expected)
+                .count()
+        })
+    };
+    let (wall, cpu) = median_run::<L, _, _>(
+        workers,
+        RUNS_PER_CHILD,
+        || {
+            run();
+        },
+        || (),
+        |()| run(),
+        |wrong| assert_eq!(wrong, 0, "{wrong} of {loops} small loops gave a wrong sum"),
+    );
+    Measured::new(wall, cpu, ns_per(wall, loops as u64) / 1e3)
+        .with("loops", loops as f64)
+        .with("items_per_loop", ITEMS as f64)
+        .with("cpu_us_per_loop", ns_per(cpu, loops as u64) / 1e3)
+}
+
+/// `lines` lines of ten words drawn from a fixed vocabulary.
+fn word_lines(lines: usize) -> Vec<String> {
+    let mut rng = Rng::new(0x5eed_3007);
+    let vocabulary: Vec<String> = (0..5_000)
+        .map(|_| {
+            let len = 3 + (rng.next_u64() % 7) as usize;
+            (0..len)
+                .map(|_| char::from(b'a' + (rng.next_u64() % 26) as u8))
+                .collect()
+        })
+        .collect();
+    (0..lines)
+        .map(|_| {
+            let words: Vec<&str> = (0..10)
+                .map(|_| vocabulary[(rng.next_u64() % 5_000) as usize].as_str())
+                .collect();
+            words.join(" ")
+        })
+        .collect()
+}
+
+fn word_counts<L: Loops>(workers: usize, lines: usize) -> Measured {
+    let text = word_lines(lines);
+    let expected = Sequential::word_counts(&text);
+    let check = |counts: HashMap<&str, u64>| {
+        assert!(counts == expected, "word-counts: a count differs");
+    };
+    let (wall, cpu) = median_run::<L, _, _>(
+        workers,
+        RUNS_PER_CHILD,
+        || check(L::in_pool(|| L::word_counts(&text))),
+        || (),
+        |()| {
+            let counts = L::in_pool(|| L::word_counts(&text));
+            let distinct = counts.len();
+            drop(counts);
+            distinct
+        },
+        |distinct| assert_eq!(distinct, expected.len(), "word-counts: words missing"),
+    );
+    Measured::new(wall, cpu, ms(wall))
+        .with("lines", lines as f64)
+        .with("distinct_words", expected.len() as f64)
+}
+
+fn filter_collect<L: Loops>(workers: usize, n: usize) -> Measured {
+    let expected = Sequential::filter_collect(n);
+    let check = |v: Vec<u64>| assert!(v == expected, "filter-collect: output differs");
+    let (wall, cpu) = median_run::<L, _, _>(
+        workers,
+        RUNS_PER_CHILD,
+        || check(L::in_pool(|| L::filter_collect(n))),
+        || (),
+        |()| L::in_pool(|| L::filter_collect(n)),
+        check,
+    );
+    Measured::new(wall, cpu, ms(wall))
+        .with("elements", n as f64)
+        .with("kept", expected.len() as f64)
+}
+
+fn nested<L: Loops>(workers: usize, outer: usize) -> Measured {
+    let mut rng = Rng::new(0x5eed_0e57);
+    let data: Vec<u64> = (0..100_000).map(|_| rng.next_u64() & 0xFFFF).collect();
+    let expected = Sequential::nested_sums(outer, &data);
+    let check = |got: u64| assert_eq!(got, expected, "nested: wrong sum");
+    let (wall, cpu) = median_run::<L, _, _>(
+        workers,
+        RUNS_PER_CHILD,
+        || check(L::in_pool(|| L::nested_sums(outer, &data))),
+        || (),
+        |()| L::in_pool(|| L::nested_sums(outer, &data)),
+        check,
+    );
+    Measured::new(wall, cpu, ms(wall))
+        .with("outer", outer as f64)
+        .with("inner", data.len() as f64)
 }
 
 #[cfg(test)]
