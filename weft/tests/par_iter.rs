@@ -2779,6 +2779,30 @@ fn with_max_len_keeps_every_piece_that_short() {
     });
 }
 
+/// About a microsecond of work that the compiler cannot skip.
+fn a_microsecond(i: usize) -> usize {
+    (0..200).fold(i, |acc, k| std::hint::black_box(acc ^ k))
+}
+
+// The plumbing docs: a leaf whose pieces keep a state is folded in one go,
+// so `fold` makes an accumulator per leaf (a few per worker), not one per
+// chunk of a few microseconds (a few thousand here).
+#[test]
+fn fold_makes_a_state_per_leaf_not_per_chunk() {
+    const ITEMS: usize = 20_000;
+    for workers in [OUTSIDE, 1, 2, 4] {
+        let sizes = on(workers, || {
+            piece_sizes((0..ITEMS).into_par_iter().map(a_microsecond))
+        });
+        assert_eq!(sizes.iter().sum::<usize>(), ITEMS, "{workers} workers");
+        assert!(
+            sizes.len() <= 200,
+            "{workers} workers: {} accumulators for {ITEMS} items",
+            sizes.len()
+        );
+    }
+}
+
 // The plumbing docs: "Pieces never split below `with_min_len`", which is
 // what bounds the number of `fold` accumulators (one per piece).
 #[test]

@@ -74,11 +74,12 @@ pub(crate) fn in_worker<R: Send>(op: impl FnOnce() -> R + Send) -> R {
     }
 }
 
-/// After a parallel loop that this thread, outside any pool, shared with
-/// the free-function pool: its searchers keep searching for `window`, so
-/// that the next loop finds one awake (`Registry::linger`).
+/// After a parallel loop that this thread shared with its pool (the
+/// worker's own, or outside any pool the free-function pool): the pool's
+/// searchers keep searching for `window`, so that the next loop finds one
+/// awake (`Registry::linger`).
 pub(crate) fn linger_after_loop(window: std::time::Duration) {
-    free_function_pool().linger(window);
+    with_current_pool(|pool| pool.linger(window));
 }
 
 /// Whether the calling thread is a worker (of any pool).

@@ -100,6 +100,9 @@ where
     fn deterministic(&self) -> bool {
         self.base.deterministic()
     }
+    fn keeps_state(&self) -> bool {
+        self.base.keeps_state()
+    }
 }
 
 /// Forwards the splitting hints of a producer with one base.
@@ -113,6 +116,9 @@ macro_rules! forward_hints {
         }
         fn deterministic(&self) -> bool {
             self.base.deterministic()
+        }
+        fn keeps_state(&self) -> bool {
+            self.base.keeps_state()
         }
     };
 }
@@ -631,6 +637,9 @@ impl<A: Producer, B: Producer> Producer for ZipProducer<A, B> {
     fn deterministic(&self) -> bool {
         self.a.deterministic() || self.b.deterministic()
     }
+    fn keeps_state(&self) -> bool {
+        self.a.keeps_state() || self.b.keeps_state()
+    }
 }
 
 // ----------------------------------------------------------------- chain
@@ -759,6 +768,10 @@ where
     fn deterministic(&self) -> bool {
         self.a.as_ref().is_some_and(Producer::deterministic)
             || self.b.as_ref().is_some_and(Producer::deterministic)
+    }
+    fn keeps_state(&self) -> bool {
+        self.a.as_ref().is_some_and(Producer::keeps_state)
+            || self.b.as_ref().is_some_and(Producer::keeps_state)
     }
 }
 
@@ -913,6 +926,9 @@ impl<P: Producer> Producer for HintedProducer<P> {
     }
     fn deterministic(&self) -> bool {
         matches!(self.hint, Hint::Deterministic) || self.base.deterministic()
+    }
+    fn keeps_state(&self) -> bool {
+        self.base.keeps_state()
     }
 }
 

@@ -51,7 +51,15 @@ impl<T: Send> ParallelExtend<T> for Vec<T> {
         match iter.opt_len() {
             Some(len) => collect_exact(&mut iter, len, self),
             None => {
-                for mut piece in collect_pieces(&mut iter) {
+                let mut pieces = collect_pieces(&mut iter);
+                if self.is_empty() && pieces.len() == 1 {
+                    // A `collect`: the one piece becomes the output, uncopied.
+                    *self = pieces.pop_front().unwrap_or_default();
+                    return;
+                }
+                // One copy of each item, into room reserved once.
+                self.reserve(pieces.iter().map(Vec::len).sum());
+                for mut piece in pieces {
                     self.append(&mut piece);
                 }
             }
@@ -76,18 +84,22 @@ pub(crate) fn collect_pieces<I: ParallelIterator>(iter: &mut I) -> LinkedList<Ve
             left.append(&mut right);
             left
         }
-    }
-    let mut list = drive(iter.producer(), &Pieces);
-    // Joined once, with the room reserved: one copy of each item.
-    let total = list.iter().map(Vec::len).sum::<usize>();
-    if list.len() > 1 {
-        let mut all = Vec::with_capacity(total);
-        for mut piece in mem::take(&mut list) {
-            all.append(&mut piece);
+        fn fold_more<It: Iterator<Item = T>>(
+            &self,
+            mut left: Self::Result,
+            offset: usize,
+            items: It,
+        ) -> Self::Result {
+            match left.back_mut() {
+                Some(last) => {
+                    last.extend(items);
+                    left
+                }
+                None => self.fold(offset, items),
+            }
         }
-        list.push_back(all);
     }
-    list
+    drive(iter.producer(), &Pieces)
 }
 
 /// Writes exactly `len` items into `vec`'s spare room, each piece into its

@@ -34,18 +34,39 @@
 //! splits its rest as above. So an unbalanced loop rebalances on demand,
 //! and a balanced one pays a clock read per chunk.
 //!
+//! A leaf whose producer keeps a state per piece (`fold`'s accumulator,
+//! `map_init`'s scratch value: `Producer::keeps_state`) is folded in one go
+//! instead, as rayon folds every leaf: each chunk would make a state of its
+//! own for the consumer to merge. Where a leaf is folded a chunk at a time,
+//! a consumer that builds a value (a `collect`'s `Vec`) goes on with the
+//! value of the chunk before (`Consumer::fold_more`) rather than building
+//! one a chunk.
+//!
+//! # On a worker
+//!
+//! A long loop called on a worker (of at least `HANDOFF_MIN_ITEMS` items)
+//! first runs alone on it, a chunk at a time, for `ALONE_FOR`: a loop that
+//! ends by then (a thousand cheap items) never splits and never wakes or
+//! pays a thief, so it costs the sequential loop plus a clock read a
+//! chunk; the rest of a longer one splits by the rule above, and the
+//! pool's searchers linger (`Registry::linger`) so that a helper that
+//! finishes its piece is still searching when the next loop splits, not
+//! parked. A pool of one worker folds the loop whole: nobody could take a
+//! piece of it.
+//!
 //! With [`deterministic`](super::ParallelIterator::deterministic) the
 //! budget ignores migration, leaves fold in one go and never split on
 //! demand, and a loop called from outside a pool goes into it whole: the
 //! split tree then depends only on the input's length and the worker
 //! count, so a floating-point reduction gives the same bits on every run.
+//! A loop whose pieces keep a state goes into the pool whole too.
 //!
 //! # From outside a pool
 //!
 //! A loop called from a thread that is no worker (how most programs call
 //! a parallel loop) does not wait for a round trip into the pool: the
 //! calling thread folds the loop's first chunks itself, alone for
-//! `HANDOFF_AFTER` when the loop is long, then queues a task on the pool
+//! `ALONE_FOR` when the loop is long, then queues a task on the pool
 //! that takes pieces from the back of the rest while the caller goes on
 //! from the front (`Drive::outside_pool`). A short loop thus ends on the
 //! calling thread without waking any worker, and a long one has the
@@ -120,6 +141,16 @@ pub trait Producer: Send + Sized {
     fn deterministic(&self) -> bool {
         false
     }
+
+    /// Whether each piece folded makes a state of its own (`fold`'s
+    /// accumulator, `map_init`'s scratch value). The driver then folds a
+    /// leaf in one go instead of a chunk at a time, as every chunk would
+    /// make a state and the consumer then merge it: per chunk of a few
+    /// microseconds, a word count's maps cost more than its words
+    /// (docs/PARALLEL.md).
+    fn keeps_state(&self) -> bool {
+        false
+    }
 }
 
 /// Returns `kept` once `discarded` is dropped: the part of a loop's input
@@ -157,6 +188,20 @@ pub(crate) trait Consumer<T>: Sync {
     /// Combines a piece's result with the result of the piece after it.
     fn reduce(&self, left: Self::Result, right: Self::Result) -> Self::Result;
 
+    /// Folds the piece right after the one `left` is the result of onto
+    /// it: where the driver folds a leaf a chunk at a time, a consumer that
+    /// builds a value (a `collect`'s `Vec`) goes on with the one it has
+    /// instead of building one a chunk and merging.
+    fn fold_more<I: Iterator<Item = T>>(
+        &self,
+        left: Self::Result,
+        offset: usize,
+        items: I,
+    ) -> Self::Result {
+        let right = self.fold(offset, items);
+        self.reduce(left, right)
+    }
+
     /// Whether the answer is known, so that the rest need not run.
     fn full(&self) -> bool {
         false
@@ -176,14 +221,20 @@ where
     let drive = Drive {
         consumer,
         stop: &stop,
+        shared: AtomicBool::new(false),
     };
     // A deterministic loop's pieces must not depend on timing, which the
     // caller's chunks from outside a pool do: it goes into the pool whole.
-    if crate::api::global::on_worker() || producer.deterministic() {
+    // So does a loop whose pieces keep a state (`keeps_state`), which the
+    // caller's chunks would make once each.
+    if producer.deterministic() || producer.keeps_state() {
         return crate::api::global::in_worker(|| {
             let budget = Budget::new(&producer);
             drive.run(producer, 0, budget, false)
         });
+    }
+    if crate::api::global::on_worker() {
+        return drive.on_worker(producer);
     }
     drive.outside_pool(producer)
 }
@@ -211,16 +262,20 @@ const SHARED_CHUNK_TARGET: Duration = Duration::from_micros(40);
 const FIRST_CHUNK: usize = 1;
 
 /// From outside a pool, a loop of at least this many items first runs on
-/// the calling thread alone for [`HANDOFF_AFTER`]: one that ends by then
+/// the calling thread alone for [`ALONE_FOR`]: one that ends by then
 /// never wakes a worker (a wake costs the caller a system call and the
 /// woken worker a few microseconds of CPU for nothing). A shorter loop is
 /// handed to the pool at once: few items are worth a loop when each is
 /// slow, and a slow first item must not delay the others.
 const HANDOFF_MIN_ITEMS: usize = 64;
 
-/// How long the calling thread works alone on a long loop before it wakes
-/// the pool: about the cost of the wake it may save.
-const HANDOFF_AFTER: Duration = Duration::from_micros(2);
+/// How long the calling thread works alone on a long loop (of at least
+/// [`HANDOFF_MIN_ITEMS`]) before other threads are asked in: from outside a
+/// pool, about the cost of the wake it may save; on a worker, about what a
+/// steal costs (the thief's cache misses on the piece, the owner's wait for
+/// its result). A loop that ends by then runs as the sequential loop plus a
+/// clock read a chunk, wherever it is called from.
+const ALONE_FOR: Duration = Duration::from_micros(2);
 
 /// After a loop from outside a pool that the pool took part in, its
 /// searchers keep searching this long (`Registry::linger`): programs call
@@ -291,6 +346,9 @@ struct Drive<'c, C> {
     /// Set when a piece panicked: the others stop, and the panic goes on
     /// to the caller once they have.
     stop: &'c AtomicBool,
+    /// Set when a piece ran on a worker other than the one that split it
+    /// off: the pool took part in the loop.
+    shared: AtomicBool,
 }
 
 impl<C> Drive<'_, C> {
@@ -328,7 +386,26 @@ impl<C> Drive<'_, C> {
         P: Producer,
         C: Consumer<P::Item>,
     {
-        let fold = || self.consumer.fold(offset, piece.into_iter());
+        self.stopping_on_panic(|| self.consumer.fold(offset, piece.into_iter()))
+    }
+
+    /// Folds `piece`, which starts where the pieces folded so far end, onto
+    /// their result (`Consumer::fold_more`).
+    fn fold_onto<P>(&self, folded: &mut Folded<C::Result>, piece: P, offset: usize)
+    where
+        P: Producer,
+        C: Consumer<P::Item>,
+    {
+        folded.0 = Some(match folded.0.take() {
+            None => self.fold_piece(piece, offset),
+            Some(left) => {
+                self.stopping_on_panic(|| self.consumer.fold_more(left, offset, piece.into_iter()))
+            }
+        });
+    }
+
+    /// Runs a fold; a panic in it stops the other pieces and goes on.
+    fn stopping_on_panic<R>(&self, fold: impl FnOnce() -> R) -> R {
         match panic::catch_unwind(AssertUnwindSafe(fold)) {
             Ok(result) => result,
             Err(payload) => {
@@ -353,11 +430,76 @@ impl<C> Drive<'_, C> {
             let (left, right) = producer.split_at(mid);
             let (left, right) = crate::join_context(
                 |ctx| self.run(left, offset, halves, ctx.migrated()),
-                |ctx| self.run(right, at(offset, mid), halves, ctx.migrated()),
+                |ctx| {
+                    if ctx.migrated() {
+                        // Relaxed: a hint read after the loop's joins.
+                        self.shared.store(true, Ordering::Relaxed);
+                    }
+                    self.run(right, at(offset, mid), halves, ctx.migrated())
+                },
             );
             return self.consumer.reduce(left, right);
         }
         self.leaf(producer, offset, budget)
+    }
+
+    /// A loop called on a worker. In a pool of one worker it runs whole. A
+    /// long one (of at least
+    /// [`HANDOFF_MIN_ITEMS`]) first runs alone, a chunk at a time, for
+    /// [`ALONE_FOR`]: one that ends by then neither splits nor offers work,
+    /// since handing a piece of it to another worker would cost more than
+    /// the piece; the rest of a longer one splits as any loop's
+    /// ([`Drive::run`]). A loop of few items splits at once: each may be
+    /// slow.
+    fn on_worker<P>(&self, producer: P) -> C::Result
+    where
+        P: Producer,
+        C: Consumer<P::Item>,
+    {
+        let budget = Budget::new(&producer);
+        if budget.workers == 1 {
+            // Nobody to share it with: a pool's one worker runs every piece.
+            return self.fold_piece(producer, 0);
+        }
+        if producer.len() < HANDOFF_MIN_ITEMS || producer.keeps_state() {
+            return self.run(producer, 0, budget, false);
+        }
+        let mut folded = Folded(None);
+        let (mut rest, mut offset) = (producer, 0);
+        let mut next = FIRST_CHUNK;
+        let started = Instant::now();
+        let mut previous = started;
+        loop {
+            let chunk = chunk_len(&rest, next);
+            if chunk == rest.len() {
+                self.fold_onto(&mut folded, rest, offset);
+                return self.finish(folded, 0);
+            }
+            let (head, tail) = rest.split_at(chunk);
+            self.fold_onto(&mut folded, head, offset);
+            offset = at(offset, chunk);
+            rest = tail;
+            if self.stopped() {
+                return keep(self.finish(folded, 0), rest);
+            }
+            let now = Instant::now();
+            if now - started >= ALONE_FOR {
+                // The pool's searchers keep searching through this loop and
+                // a while after: a helper that finishes its piece before the
+                // loop ends is then still searching when the next starts.
+                crate::api::global::linger_after_loop(LINGER);
+                let split = self.run(rest, offset, budget, false);
+                self.push(&mut folded, split);
+                if self.shared.load(Ordering::Relaxed) {
+                    // Other workers took part: they linger for the next
+                    // loop, which then finds them searching, not parked.
+                    crate::api::global::linger_after_loop(LINGER);
+                }
+                return self.finish(folded, 0);
+            }
+            next = next_chunk(chunk, now - previous, ALONE_FOR);
+            previous = now;
+        }
     }
 
     /// Folds a leaf a chunk at a time, giving work away between chunks
@@ -367,9 +509,10 @@ impl<C> Drive<'_, C> {
         P: Producer,
         C: Consumer<P::Item>,
     {
-        if budget.deterministic {
+        if budget.deterministic || rest.keeps_state() {
             // Chunk borders follow the clock, and a floating-point fold of
-            // two chunks differs from the fold of both in one go.
+            // two chunks differs from the fold of both in one go; a state
+            // per chunk costs more than the chunks' balance saves.
             return self.fold_piece(rest, offset);
         }
         let start = offset;
@@ -379,8 +522,7 @@ impl<C> Drive<'_, C> {
             let len = rest.len();
             let chunk = chunk_len(&rest, next);
             if chunk == len {
-                let last = self.fold_piece(rest, offset);
-                self.push(&mut folded, last);
+                self.fold_onto(&mut folded, rest, offset);
                 return self.finish(folded, start);
             }
             if len / 2 >= rest.min_len().max(1) && crate::api::join::offer_work() {
@@ -390,8 +532,7 @@ impl<C> Drive<'_, C> {
             }
             let (head, tail) = rest.split_at(chunk);
             let timer = Instant::now();
-            let part = self.fold_piece(head, offset);
-            self.push(&mut folded, part);
+            self.fold_onto(&mut folded, head, offset);
             offset = at(offset, chunk);
             rest = tail;
             if self.stopped() {
@@ -402,7 +543,7 @@ impl<C> Drive<'_, C> {
     }
 
     /// From a thread outside any pool. The caller folds the loop from the
-    /// front, a chunk at a time (alone at first, for [`HANDOFF_AFTER`]); a
+    /// front, a chunk at a time (alone at first, for [`ALONE_FOR`]); a
     /// task it then queues on the pool takes pieces from the back of the
     /// rest, each as large as leaves the caller one worker's share, and
     /// runs each as any worker runs a loop, until caller and task meet.
@@ -458,8 +599,7 @@ impl<C> Drive<'_, C> {
                 break;
             };
             let chunk = piece.len();
-            let part = self.fold_piece(piece, offset);
-            self.push(&mut folded, part);
+            self.fold_onto(&mut folded, piece, offset);
             if self.stopped() {
                 break;
             }
@@ -468,12 +608,12 @@ impl<C> Drive<'_, C> {
             let now = Instant::now();
             let took = now - previous;
             previous = now;
-            if alone.is_some() && now - started >= HANDOFF_AFTER {
+            if alone.is_some() && now - started >= ALONE_FOR {
                 *lock(&remote.rest) = alone.take();
                 handoff.send();
             }
             (next, floor) = if alone.is_some() {
-                let next = next_chunk(chunk, took, HANDOFF_AFTER);
+                let next = next_chunk(chunk, took, ALONE_FOR);
                 (next, next)
             } else {
                 remote.next_wish(chunk, took)

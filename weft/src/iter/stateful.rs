@@ -205,6 +205,25 @@ where
     }
 }
 
+/// The splitting hints of a seeded producer: its base's, and a state per
+/// piece, so that the driver folds its leaves whole (`keeps_state`).
+macro_rules! seeded_hints {
+    () => {
+        fn min_len(&self) -> usize {
+            self.base.min_len()
+        }
+        fn max_len(&self) -> usize {
+            self.base.max_len()
+        }
+        fn deterministic(&self) -> bool {
+            self.base.deterministic()
+        }
+        fn keeps_state(&self) -> bool {
+            true
+        }
+    };
+}
+
 impl<'f, P, S, F, R> Producer for MapSeededProducer<'f, P, S, F>
 where
     P: Producer,
@@ -224,7 +243,7 @@ where
             f: self.f,
         }
     }
-    forward_hints!();
+    seeded_hints!();
 }
 
 /// The sequential iterator of a [`MapSeeded`] piece: its items mapped
@@ -303,7 +322,7 @@ where
     fn into_iter(self) -> Self::IntoIter {
         std::iter::once(self.base.into_iter().fold(self.seed.state(), self.f))
     }
-    forward_hints!();
+    seeded_hints!();
 }
 
 // ---------------------------------------------- try_fold, try_fold_with
@@ -384,5 +403,5 @@ where
     fn into_iter(self) -> Self::IntoIter {
         std::iter::once(try_fold(self.base.into_iter(), self.seed.state(), self.f))
     }
-    forward_hints!();
+    seeded_hints!();
 }

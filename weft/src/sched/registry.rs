@@ -493,8 +493,10 @@ impl Registry {
             == self.workers_started.load(Ordering::SeqCst)
     }
 
-    /// A parallel loop called from outside the pool has just ended here:
-    /// programs call such loops one after another, and a worker that is
+    /// A parallel loop called from outside the pool has just ended here,
+    /// or one called on a worker has started to split (iter/plumbing.rs,
+    /// "On a worker"): programs call such loops one after another, and a
+    /// worker that is
     /// still searching when the next one arrives takes it without the
     /// wake-up the loop would otherwise wait for (on the 2-core VM, 23 us,
     /// as long as a 100k-element sum). So for `window` searchers keep

@@ -143,15 +143,16 @@
 //!    that takes a task without being counted as a searcher only leaves a
 //!    claimed searcher less to find. The spin time itself is the pool's
 //!    (`Builder::spin`), lengthened for 50 us after a parallel loop called
-//!    from outside the pool ended (`Registry::linger`: the next such loop
-//!    then finds its workers awake instead of waiting for wake-ups). During
+//!    from outside the pool ended, or after one called on a worker started
+//!    to split (`Registry::linger`: the next such loop then finds its
+//!    workers awake instead of waiting for wake-ups). During
 //!    that window the bound is the workers such a loop is cut for, one
 //!    fewer than the cores (its caller folds too: iter/plumbing.rs,
 //!    `shares`), at least one and at most every seat
 //!    (`Sleep::with_linger_searching`), instead of `max_searching`: the next
 //!    loop's helpers are there at once, and a searcher more would only take
 //!    time slices from the loop. Still bounded: by the window, which only
-//!    the end of such a loop opens, so an idle pool parks once it has
+//!    such a loop opens, so an idle pool parks once it has
 //!    passed. In a pool of more than twice as many workers as cores the
 //!    window's bound is below `max_searching`, on purpose: searchers beyond
 //!    the loop's helpers would spin through the window on cores the loop
