@@ -1,7 +1,10 @@
 //! Parallel iterators, rayon's shapes: small and large sums called in a
 //! loop, map-collect, filter-count, an early `find_any`, an unbalanced loop,
-//! `par_sort_unstable`, Mandelbrot rows through `par_chunks_mut`, and a few
-//! slow (sleeping) items. weft and rayon run the very same source, expanded
+//! `par_sort_unstable`, Mandelbrot rows through `par_chunks_mut`, a few
+//! slow (sleeping) items, and, called from a task inside the pool (the rows
+//! named `in-pool`), many small loops in a row, word counts by
+//! `fold`/`reduce` into `HashMap`s, an unindexed `filter` + `collect`, and a
+//! parallel loop inside each item of another. weft and rayon run the very same source, expanded
 //! twice by [`parallel_loops!`] with `weft::prelude::*` in one module and
 //! `rayon::prelude::*` in the other; the `std` row runs the same loops as
 //! plain sequential `std::iter` code, on the calling thread.
@@ -11,7 +14,10 @@
 //! requested worker count (`weft::Builder::workers(n).build_global()`,
 //! `rayon::ThreadPoolBuilder::num_threads(n).build_global()`), which the
 //! suite's one-measurement-per-process makes possible, and every loop is
-//! called from the child's main thread, outside the pool.
+//! called from the child's main thread, outside the pool, except in the
+//! `in-pool` rows: there one task on a worker calls the loops, as code
+//! under `install` does (`scope`, which runs its closure on a worker on
+//! both peers).
 //!
 //! The sequential floor is a row of its own (the `std` peer, through
 //! [`Cap::Floor`]) rather than a figure in every row's details: it is then
