@@ -538,6 +538,45 @@ fn panic_in_second_half_reaches_the_caller() {
     assert_eq!(pool.install(|| fib(15)), fib_serial(15));
 }
 
+/// A result whose drop panics.
+struct PanicsOnDrop;
+
+impl Drop for PanicsOnDrop {
+    fn drop(&mut self) {
+        panic!("panic dropping b's result");
+    }
+}
+
+// The second half's result is dropped unused when the first half panics;
+// its destructor's panic must not replace the first half's, whether the
+// second half ran on the joining worker or was stolen and ran elsewhere.
+#[test]
+fn first_halfs_panic_wins_over_the_drop_of_second_halfs_result() {
+    for workers in [1, 2, 4] {
+        let pool = pool(workers);
+        for stolen in [false, true] {
+            let result = catch(|| {
+                pool.join(
+                    || {
+                        if stolen {
+                            // Long enough for an idle worker to take b.
+                            thread::sleep(Duration::from_millis(30));
+                        }
+                        panic!("panic in a")
+                    },
+                    || PanicsOnDrop,
+                )
+            });
+            assert_eq!(
+                result.err().as_deref(),
+                Some("panic in a"),
+                "{workers} workers, waited for a thief: {stolen}"
+            );
+        }
+        assert_eq!(pool.install(|| fib(15)), fib_serial(15));
+    }
+}
+
 #[test]
 fn panic_in_both_halves_raises_the_first_halfs() {
     for workers in [1, 2] {

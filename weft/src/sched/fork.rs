@@ -13,7 +13,7 @@
 
 use std::panic::{self, AssertUnwindSafe};
 
-use crate::sched::job::{JobResult, StackJob};
+use crate::sched::job::StackJob;
 use crate::sched::latch::OwnerLatch;
 use crate::sched::unwind::drop_payload;
 use crate::sched::worker::WorkerThread;
@@ -59,13 +59,17 @@ where
         }
         Ok(value_a) => (value_a, job_b.into_result().into_value()),
         Err(payload) => {
-            // `b` belongs to this call too: it finishes before the panic leaves.
-            if reclaimed {
-                let run_b = || job_b.run_inline(injected);
-                if let Err(payload_b) = panic::catch_unwind(AssertUnwindSafe(run_b)) {
-                    drop_payload(payload_b);
+            // `b` belongs to this call too: it finishes before the panic
+            // leaves, and nothing of it replaces `a`'s panic: neither a panic
+            // of its own nor one from dropping its result.
+            let finish_b = || {
+                if reclaimed {
+                    drop(job_b.run_inline(injected));
+                } else {
+                    drop(job_b.into_result().into_value());
                 }
-            } else if let JobResult::Panicked(payload_b) = job_b.into_result() {
+            };
+            if let Err(payload_b) = panic::catch_unwind(AssertUnwindSafe(finish_b)) {
                 drop_payload(payload_b);
             }
             panic::resume_unwind(payload)
