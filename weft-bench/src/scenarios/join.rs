@@ -10,7 +10,7 @@ use std::time::Duration;
 use super::{ns_per, timed, Case, Measured, Needs};
 use crate::scheds::{Cap, ForkJoin};
 use crate::with_peer;
-use crate::work::Rng;
+use crate::work::{some_work, Rng};
 
 pub fn cases() -> Vec<Case> {
     let fib = Case {
@@ -63,6 +63,15 @@ pub fn cases() -> Vec<Case> {
             about: "join(join(sleep, sleep), join(sleep, sleep)): four 10 ms leaves, from inside the pool; wall ms per outer join, median of size outer joins per child (ideal_ms: 40 on 1 worker, 20 on 2, 10 on 4 or more)",
             run: |kind, workers, joins| with_peer!(kind, Joins, long_halves(workers, joins as usize, 2)),
             ..halves
+        },
+        Case {
+            scenario: "join/short-halves",
+            variant: "",
+            about: "size joins in a row, from one task inside the pool, each of two halves of SHORT_HALF units of some_work (about 20 us each on the 2-core VM): whether a half of tens of microseconds goes to an idle worker when joins come one after another, or the joining worker runs both; figure: wall us per join (serial_us: both halves run in turn on the calling thread, in the same child, untimed by the suite)",
+            unit: "us/join",
+            sizes: [20, 2_000, 5_000],
+            run: |kind, workers, joins| with_peer!(kind, Joins, short_halves(workers, joins as usize)),
+            ..fib
         },
         Case {
             scenario: "join/quicksort",
@@ -342,6 +351,38 @@ fn long_halves<J: ForkJoin>(workers: usize, joins: usize, depth: u32) -> Measure
     Measured::new(wall, cpu, wall.as_secs_f64() * 1e3)
         .with("ideal_ms", ideal.as_secs_f64() * 1e3)
         .with("leaves", f64::from(leaves))
+}
+
+/// Units of [`some_work`] in each half of `join/short-halves`: about 20 us
+/// on the 2-core VM, as long as a park-and-wake round trip there.
+const SHORT_HALF: u32 = 8_000;
+
+fn short_halves<J: ForkJoin>(workers: usize, joins: usize) -> Measured {
+    let half = |seed: u32| u64::from(some_work(seed, SHORT_HALF));
+    let expected = half(1) + half(2);
+    let call_loop = |c: &mut J::Ctx<'_>| {
+        (0..joins)
+            .filter(|_| {
+                let (a, b) = J::join(c, |_| half(1), |_| half(2));
+                a + b != expected
+            })
+            .count()
+    };
+    let (wall, cpu) = timed_runs::<J, _, _>(
+        workers,
+        RUNS_PER_CHILD,
+        |c| {
+            call_loop(c);
+        },
+        || (),
+        |c, ()| call_loop(c),
+        |wrong| assert_eq!(wrong, 0, "{wrong} of {joins} short joins gave a wrong sum"),
+    );
+    let (_, serial, _) = timed(|| (0..joins).map(|_| half(1) + half(2)).sum::<u64>());
+    Measured::new(wall, cpu, ns_per(wall, joins as u64) / 1e3)
+        .with("joins", joins as f64)
+        .with("serial_us", ns_per(serial, joins as u64) / 1e3)
+        .with("cpu_us_per_join", ns_per(cpu, joins as u64) / 1e3)
 }
 
 /// Below this many elements a slice is sorted serially (the same cutoff on
