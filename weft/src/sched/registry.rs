@@ -302,7 +302,7 @@ pub(crate) struct Registry {
 
 /// How many workers may search in a linger window (sleep.rs, invariant
 /// 3): one thread fewer than the cores, since the loop that opened it is
-/// called again by a thread that folds its front (iter/plumbing.rs,
+/// called again by a thread that folds its front (iter/plumbing/outside.rs,
 /// `shares`); a searcher more would only take a core from the loop.
 #[cfg_attr(loom, allow(dead_code))]
 fn linger_searching() -> usize {
@@ -494,7 +494,7 @@ impl Registry {
     }
 
     /// A parallel loop called from outside the pool has just ended here,
-    /// or one called on a worker has started to split (iter/plumbing.rs,
+    /// or one called on a worker has started to split (iter/plumbing/mod.rs,
     /// "On a worker"): programs call such loops one after another, and a
     /// worker that is
     /// still searching when the next one arrives takes it without the

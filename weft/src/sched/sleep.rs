@@ -147,7 +147,7 @@
 //!    to split (`Registry::linger`: the next such loop then finds its
 //!    workers awake instead of waiting for wake-ups). During
 //!    that window the bound is the workers such a loop is cut for, one
-//!    fewer than the cores (its caller folds too: iter/plumbing.rs,
+//!    fewer than the cores (its caller folds too: iter/plumbing/outside.rs,
 //!    `shares`), at least one and at most every seat
 //!    (`Sleep::with_linger_searching`), instead of `max_searching`: the next
 //!    loop's helpers are there at once, and a searcher more would only take

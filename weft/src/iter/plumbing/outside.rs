@@ -1,0 +1,815 @@
+//! The hand-off of a loop called from a thread outside any pool: the
+//! calling thread folds the loop's front while a task it queues on the
+//! pool takes pieces from the back, until the two meet.
+//!
+//! A loop called from a thread that is no worker (how most programs call
+//! a parallel loop) does not wait for a round trip into the pool: the
+//! calling thread folds the loop's first chunks itself, alone for
+//! `ALONE_FOR` when the loop is long, then queues a task on the pool
+//! that takes pieces from the back of the rest while the caller goes on
+//! from the front (`Drive::outside_pool`). A short loop thus ends on the
+//! calling thread without waking any worker, and a long one has the
+//! caller working while the pool wakes. A loop of few items (under
+//! `HANDOFF_MIN_ITEMS`) is handed over at once, since each of its items
+//! may be slow.
+//!
+//! Who takes part is one rule (`shares`): a loop of few items gets every
+//! worker; a long loop gets as many threads as the process has cores, the
+//! caller among them, so the pool's part is cut for `cores - 1` workers
+//! when the workers fill the cores. A thread beyond the cores only takes
+//! time slices from the others, and a caller that stopped to wait would
+//! have to be woken at the end. With one helper (2 cores) the task folds
+//! the rest a chunk at a time from the back as the caller does from the
+//! front, so the two meet where the work is halved, however it is spread
+//! over the items.
+
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use super::{at, chunk_len, next_chunk, Budget, Consumer, Drive, Folded, Producer};
+use super::{ALONE_FOR, CHUNK_TARGET, FIRST_CHUNK, HANDOFF_MIN_ITEMS, LINGER};
+use crate::facade::lock;
+use crate::sched::unwind::drop_contained;
+
+/// The chunk target of a loop the caller shares with one helper, both
+/// taking chunks of one rest (`Remote::run_rest_in_chunks`): each take
+/// moves the rest's lock and cache lines from the other core, and at 4 us
+/// chunks that cost the 10M-element sum 10-15% of its time on the 2-core
+/// VM, at 40 us nothing measurable (docs/PARALLEL.md). A chunk is also at
+/// most a quarter of the rest, though never under `CHUNK_TARGET`'s worth
+/// (`guided`), so that the two still meet within a short chunk.
+const SHARED_CHUNK_TARGET: Duration = Duration::from_micros(40);
+
+/// How long the caller watches for the pool's part of its loop to end
+/// before it parks: a parked thread is woken in about 20 us here, longer
+/// than most loops' last piece takes.
+const WATCH_BEFORE_PARK: Duration = Duration::from_micros(50);
+
+impl<C> Drive<'_, C> {
+    /// From a thread outside any pool. The caller folds the loop from the
+    /// front, a chunk at a time (alone at first, for [`ALONE_FOR`]); a
+    /// task it then queues on the pool takes pieces from the back of the
+    /// rest, each as large as leaves the caller one worker's share, and
+    /// runs each as any worker runs a loop, until caller and task meet.
+    /// So the calling thread works while the pool wakes, instead of
+    /// waiting for a round trip, and a loop that ends before the task runs
+    /// costs no wake at all: the task is withdrawn, and the caller waits
+    /// only for a task that took a piece.
+    pub(super) fn outside_pool<P>(&self, producer: P) -> C::Result
+    where
+        P: Producer,
+        C: Consumer<P::Item>,
+    {
+        let short = producer.len() < HANDOFF_MIN_ITEMS;
+        let (caller_share, helpers) =
+            shares(short, crate::current_num_threads(), available_cores());
+        let remote = Remote {
+            rest: Mutex::new(None),
+            drive: self,
+            outcome: Mutex::new(None),
+            done: AtomicBool::new(false),
+            caller: std::thread::current(),
+            caller_share,
+            helpers,
+            caller_chunk: AtomicUsize::new(0),
+        };
+        let mut handoff = Handoff::new(&remote);
+        let mut folded = Folded(None);
+        let (mut next, mut floor) = (FIRST_CHUNK, FIRST_CHUNK);
+        // Alone: until the task is queued nobody else can take from the
+        // rest, which the caller keeps to itself, unlocked.
+        let mut alone = Some((producer, 0));
+        let started = Instant::now();
+        if short {
+            *lock(&remote.rest) = alone.take();
+            handoff.send();
+        }
+        let mut previous = started;
+        loop {
+            let taken = match alone.take() {
+                Some((rest, offset)) => {
+                    let chunk = chunk_len(&rest, next);
+                    if chunk == rest.len() {
+                        Some((rest, offset))
+                    } else {
+                        let (head, tail) = rest.split_at(chunk);
+                        alone = Some((tail, at(offset, chunk)));
+                        Some((head, offset))
+                    }
+                }
+                None => remote.take_chunk(next, floor),
+            };
+            let Some((piece, offset)) = taken else {
+                break;
+            };
+            let chunk = piece.len();
+            self.fold_onto(&mut folded, piece, offset);
+            if self.stopped() {
+                break;
+            }
+            // Relaxed: a size hint for the task.
+            remote.caller_chunk.store(chunk, Ordering::Relaxed);
+            let now = Instant::now();
+            let took = now - previous;
+            previous = now;
+            if alone.is_some() && now - started >= ALONE_FOR {
+                *lock(&remote.rest) = alone.take();
+                handoff.send();
+            }
+            (next, floor) = if alone.is_some() {
+                let next = next_chunk(chunk, took, ALONE_FOR);
+                (next, next)
+            } else {
+                remote.next_wish(chunk, took)
+            };
+        }
+        drop(alone);
+        let theirs = handoff.finish();
+        let ours = self.finish(folded, 0);
+        match theirs {
+            Some(Ok(theirs)) => self.consumer.reduce(ours, theirs),
+            Some(Err(payload)) => panic::resume_unwind(payload),
+            None => ours,
+        }
+    }
+}
+
+/// Who takes part in a loop from outside a pool of `workers` on `cores`
+/// cores: whether the caller goes on folding once the pool joins in, and
+/// how many workers the pool's part is cut for (the rule, in one place).
+///
+/// * A loop of few items (`short`: each may be slow, or sleep) gets every
+///   worker, and the caller keeps folding only if the workers leave it a
+///   core: eight sleeping items run on eight workers at once.
+/// * A long loop gets as many threads as there are cores, the caller
+///   among them: `workers` helpers if they leave the caller a core, else
+///   `cores - 1`. A thread more than the cores is one the system sets aside
+///   for a time slice, holding the whole loop back; a caller that waits
+///   instead of folding must be woken at the end, a wake-up as long as a
+///   100k-element sum on the 2-core VM (docs/PARALLEL.md).
+fn shares(short: bool, workers: usize, cores: usize) -> (bool, usize) {
+    #[cfg(test)]
+    if let Some(forced) = tests::FORCED_SHARES.get() {
+        return forced;
+    }
+    let workers = workers.max(1);
+    if short {
+        (workers < cores, workers)
+    } else {
+        (true, workers.min(cores.saturating_sub(1)).max(1))
+    }
+}
+
+/// The cores this process may run on (read once: it is a system call).
+fn available_cores() -> usize {
+    static CORES: OnceLock<usize> = OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, usize::from))
+}
+
+/// A chunk of a rest of `len` items that two threads take from: the wish,
+/// but at most a quarter of the rest unless that is under `floor`, so that
+/// the two meet within a chunk of `floor` items however large the wish.
+fn guided(len: usize, wish: usize, floor: usize) -> usize {
+    wish.min((len / 4).max(floor))
+}
+
+/// What the calling thread of [`Drive::outside_pool`] shares with the task
+/// it queues: the rest of the loop, and where that task's result goes.
+struct Remote<'d, 'c, P, C: Consumer<P::Item>>
+where
+    P: Producer,
+{
+    /// The part not yet taken, and the base index it starts at.
+    rest: Mutex<Option<(P, usize)>>,
+    drive: &'d Drive<'c, C>,
+    outcome: Mutex<Option<std::thread::Result<C::Result>>>,
+    done: AtomicBool,
+    caller: std::thread::Thread,
+    /// Whether the caller goes on with the loop once the pool has joined
+    /// in ([`shares`]): always for a long loop, whose pool part leaves it a
+    /// core; for a short one only if the workers leave it a core.
+    caller_share: bool,
+    /// How many workers the pool's part is cut for ([`shares`]). With one,
+    /// the task folds the rest chunk by chunk from the back as the caller
+    /// does from the front, so the two meet where the work, not the item
+    /// count, is halved (an unbalanced loop's dear end is the task's).
+    helpers: usize,
+    /// The caller's last chunk, in items: about `CHUNK_TARGET` of work, so
+    /// the task can tell a rest too short to be worth splitting.
+    caller_chunk: AtomicUsize,
+}
+
+impl<P: Producer, C: Consumer<P::Item>> Remote<'_, '_, P, C> {
+    /// The caller's next chunk, from the front of the rest.
+    fn take_chunk(&self, chunk: usize, floor: usize) -> Option<(P, usize)> {
+        let mut rest = lock(&self.rest);
+        let (piece, offset) = rest.take()?;
+        let chunk = chunk_len(&piece, guided(piece.len(), chunk, floor));
+        if chunk == piece.len() {
+            return Some((piece, offset));
+        }
+        let (head, tail) = piece.split_at(chunk);
+        *rest = Some((tail, at(offset, chunk)));
+        Some((head, offset))
+    }
+
+    /// The queued task's next piece, from the back of the rest: all of it,
+    /// or, when the caller has a core of its own ([`Remote::caller_share`]),
+    /// all but the share the caller would get as one more worker.
+    fn take_back(&self) -> Option<(P, usize)> {
+        let mut rest = lock(&self.rest);
+        let (piece, offset) = rest.take()?;
+        if !self.caller_share {
+            return Some((piece, offset));
+        }
+        let keep = piece.len() / (self.helpers + 1);
+        if keep < piece.min_len().max(1) {
+            return Some((piece, offset));
+        }
+        let (front, back) = piece.split_at(keep);
+        *rest = Some((front, offset));
+        Some((back, at(offset, keep)))
+    }
+
+    /// Run by the queued task, on a worker: takes pieces from the back of
+    /// the rest (all of it, unless the caller keeps a share) and runs each
+    /// as any worker runs a loop, until the rest is gone (the caller eats
+    /// it from the front meanwhile), and leaves the outcome for the caller.
+    /// Returns the caller's thread, to be woken once `done` is set: not
+    /// here, since `&self` must not outlive the `Remote`, which the caller
+    /// may drop as soon as it sees `done` (`run_remote` sets it).
+    fn run_rest(&self) -> std::thread::Thread {
+        // Whatever panics here (a fold, a `reduce` between two pieces, a
+        // producer's split) must still end in `done`: the caller waits for
+        // it, and the pool would only catch the panic and drop it.
+        let ran = panic::catch_unwind(AssertUnwindSafe(|| {
+            if self.in_chunks() {
+                self.run_rest_in_chunks()
+            } else {
+                self.run_rest_in_pieces()
+            }
+            .map(Ok)
+        }));
+        let outcome = ran.unwrap_or_else(|payload| Some(Err(payload)));
+        if matches!(outcome, Some(Err(_))) {
+            // The caller stops after its chunk and drops what is left (an
+            // item's drop may panic too: not here, before `done`).
+            self.drive.stop.store(true, Ordering::Relaxed);
+        }
+        *lock(&self.outcome) = outcome;
+        self.caller.clone()
+    }
+
+    /// The task's next chunk, of about `chunk` items, from the back of the
+    /// rest (all of it if what would be left is shorter than `with_min_len`).
+    fn take_back_chunk(&self, chunk: usize, floor: usize) -> Option<(P, usize)> {
+        let mut rest = lock(&self.rest);
+        let (piece, offset) = rest.take()?;
+        let len = piece.len();
+        let chunk = chunk_len(&piece, guided(len, chunk, floor));
+        if chunk == len {
+            return Some((piece, offset));
+        }
+        let (front, back) = piece.split_at(len - chunk);
+        *rest = Some((front, offset));
+        Some((back, at(offset, len - chunk)))
+    }
+
+    /// The task's part with one helper: the caller's fold mirrored, a chunk
+    /// at a time from the back, until the two meet.
+    /// A panic unwinds to `run_rest`.
+    fn run_rest_in_chunks(&self) -> Option<C::Result> {
+        let drive = self.drive;
+        // Results from the back: each new chunk lies left of the others.
+        let mut folded: Option<C::Result> = None;
+        // Relaxed: a size hint, as the caller stores it.
+        let mut next = self.caller_chunk.load(Ordering::Relaxed).max(FIRST_CHUNK);
+        let mut floor = next;
+        while let Some((piece, offset)) = self.take_back_chunk(next, floor) {
+            let chunk = piece.len();
+            let timer = Instant::now();
+            let part = drive.fold_piece(piece, offset);
+            folded = Some(match folded.take() {
+                Some(right) => drive.consumer.reduce(part, right),
+                None => part,
+            });
+            if drive.stopped() {
+                break;
+            }
+            (next, floor) = self.next_wish(chunk, timer.elapsed());
+        }
+        folded
+    }
+
+    /// Whether the task takes its part a chunk at a time, mirroring the
+    /// caller ([`Remote::helpers`]).
+    fn in_chunks(&self) -> bool {
+        self.helpers == 1 && self.caller_share
+    }
+
+    /// The next chunk's wish and floor (see `guided`) after a chunk of
+    /// `chunk` items that took `took`, once the pool has joined in.
+    fn next_wish(&self, chunk: usize, took: Duration) -> (usize, usize) {
+        let floor = next_chunk(chunk, took, CHUNK_TARGET);
+        if self.in_chunks() {
+            (next_chunk(chunk, took, SHARED_CHUNK_TARGET), floor)
+        } else {
+            (floor, floor)
+        }
+    }
+
+    /// The task's part with several helpers: pieces from the back, each
+    /// run as any worker runs a loop, split for the helpers. A panic
+    /// unwinds to `run_rest`.
+    fn run_rest_in_pieces(&self) -> Option<C::Result> {
+        let mut outcome: Option<C::Result> = None;
+        while let Some((piece, offset)) = self.take_back() {
+            // A rest of a couple of the caller's chunks is a few
+            // microseconds of work: splitting it would cost a wake-up.
+            let short = piece.len() <= 2 * self.caller_chunk.load(Ordering::Relaxed);
+            let mut budget = Budget::new(&piece);
+            budget.splits = if short { 0 } else { self.helpers };
+            let left = self.drive.run(piece, offset, budget, false);
+            // A piece taken later lies left of the ones before it.
+            outcome = Some(match outcome.take() {
+                Some(right) => self.drive.consumer.reduce(left, right),
+                None => left,
+            });
+        }
+        outcome
+    }
+}
+
+/// The queued task's side of [`Drive::outside_pool`], shared through an
+/// `Arc` because the task may run after the caller has returned.
+struct Shared {
+    state: Mutex<HandoffState>,
+    /// The caller's `Remote`, valid while `state` is `Queued` or `Taken`
+    /// (the caller does not return before it has moved `Queued` to
+    /// `Withdrawn`, or seen a `Taken` task done).
+    remote: *const (),
+    run: unsafe fn(*const ()),
+}
+
+// SAFETY: `remote` is only dereferenced by the task, after it moved
+// `state` from `Queued` to `Taken`, and the caller then waits for the task
+// to be done before its `Remote` goes away; what `Remote` holds is `Send`
+// and `Sync` as far as the task uses it (the producer moves to the worker,
+// the consumer is `Sync`).
+unsafe impl Send for Shared {}
+// SAFETY: as for `Send`; `state` is a mutex.
+unsafe impl Sync for Shared {}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum HandoffState {
+    Queued,
+    Taken,
+    Withdrawn,
+}
+
+/// The caller's side: queues the task once, and on the way out (normal or
+/// unwinding) withdraws it or waits for it.
+struct Handoff<'r, 'd, 'c, P: Producer, C: Consumer<P::Item>> {
+    shared: Arc<Shared>,
+    sent: bool,
+    finished: bool,
+    remote: &'r Remote<'d, 'c, P, C>,
+}
+
+/// The queued task's entry into the caller's `Remote`.
+///
+/// # Safety
+/// `remote` must point to a live `Remote<P, C>` that stays live until this
+/// call has set its `done` flag.
+unsafe fn run_remote<P: Producer, C: Consumer<P::Item>>(remote: *const ()) {
+    // SAFETY: forwarded from this function's contract. A local, not an
+    // argument: the `Remote` may go away while this function still runs
+    // (after the store below), which no reference argument may see.
+    let remote = unsafe { &*remote.cast::<Remote<'_, '_, P, C>>() };
+    let caller = remote.run_rest();
+    // Release: publishes the outcome to the caller's Acquire load. The
+    // caller may return and drop the `Remote` as soon as it sees this, so
+    // nothing of it is touched after the store.
+    remote.done.store(true, Ordering::Release);
+    caller.unpark();
+}
+
+impl<'r, 'd, 'c, P: Producer, C: Consumer<P::Item>> Handoff<'r, 'd, 'c, P, C> {
+    fn new(remote: &'r Remote<'d, 'c, P, C>) -> Self {
+        let shared = Arc::new(Shared {
+            state: Mutex::new(HandoffState::Queued),
+            remote: (remote as *const Remote<'d, 'c, P, C>).cast(),
+            run: run_remote::<P, C>,
+        });
+        Handoff {
+            shared,
+            sent: false,
+            finished: false,
+            remote,
+        }
+    }
+
+    /// Queues the task that takes the rest (once).
+    fn send(&mut self) {
+        self.sent = true;
+        let shared = Arc::clone(&self.shared);
+        let task = move || {
+            let mut state = lock(&shared.state);
+            if *state != HandoffState::Queued {
+                return;
+            }
+            *state = HandoffState::Taken;
+            drop(state);
+            // SAFETY: `Taken`: the caller waits for this call to be done
+            // before its `Remote` goes away (`finish`).
+            unsafe { (shared.run)(shared.remote) };
+        };
+        if crate::api::global::spawn_on_free_function_pool(task).is_err() {
+            // The pool takes no more tasks (it is shutting down): the
+            // caller does the whole loop itself.
+            self.sent = false;
+        }
+    }
+
+    /// After the caller's last chunk, or while it unwinds: leaves nothing
+    /// for the task to take, then withdraws it if it has not started, or
+    /// waits for it. Returns the task's outcome if it took part of the loop.
+    fn finish(&mut self) -> Option<std::thread::Result<C::Result>> {
+        self.finished = true;
+        // The items never taken (a loop that stopped early): taken now, so
+        // that the task finds nothing more, and dropped on the caller once
+        // the task can no longer reach the `Remote`, so that a drop that
+        // panics unwinds a caller with nothing left to wait for.
+        let unused = lock(&self.remote.rest).take();
+        if !self.sent {
+            drop_unwinding_or_not(unused);
+            return None;
+        }
+        {
+            let mut state = lock(&self.shared.state);
+            if *state == HandoffState::Queued {
+                *state = HandoffState::Withdrawn;
+                drop(state);
+                drop_unwinding_or_not(unused);
+                return None;
+            }
+        }
+        // The pool took part: its searchers linger for the next loop.
+        crate::api::global::linger_after_loop(LINGER);
+        // Acquire: pairs with the task's Release store (`run_remote`).
+        let watching = Instant::now();
+        while !self.remote.done.load(Ordering::Acquire) {
+            if watching.elapsed() < WATCH_BEFORE_PARK {
+                // Yield rather than spin: on a machine the workers fill,
+                // the pool's last piece may need this core.
+                std::thread::yield_now();
+            } else {
+                // A stray unpark only costs another look at the flag.
+                std::thread::park();
+            }
+        }
+        let outcome = lock(&self.remote.outcome).take();
+        drop_unwinding_or_not(unused);
+        outcome
+    }
+}
+
+impl<P: Producer, C: Consumer<P::Item>> Drop for Handoff<'_, '_, '_, P, C> {
+    fn drop(&mut self) {
+        // Unwinding from the caller's chunk: the task must not go on with
+        // a `Remote` that is going away.
+        if !self.finished {
+            // Unwinding already: a panic of the task's payload, or of its
+            // result, dropped here would abort the process.
+            drop_unwinding_or_not(self.finish());
+        }
+    }
+}
+
+/// Drops what a loop leaves (untaken items, a result): as usual, or, on a
+/// caller already unwinding, catching a panic of the drop, which would
+/// otherwise abort the process.
+fn drop_unwinding_or_not<T>(value: T) {
+    if std::thread::panicking() {
+        drop_contained(value);
+    } else {
+        drop(value);
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use std::cell::Cell;
+    use std::panic::{self, AssertUnwindSafe};
+
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Mutex;
+
+    use crate::facade::lock;
+    use crate::prelude::*;
+
+    thread_local! {
+        /// Overrides [`super::shares`] on this thread, so that both ways the
+        /// task can take its part run whatever the machine's cores.
+        pub(super) static FORCED_SHARES: Cell<Option<(bool, usize)>> = const { Cell::new(None) };
+    }
+
+    /// The ways a loop from outside can be shared: the caller folding on
+    /// with one helper (the task mirrors it from the back), with two or
+    /// three (the task cuts pieces for them), and the caller stopping once
+    /// the pool has joined in.
+    const SHARES: [(bool, usize); 4] = [(true, 1), (true, 2), (true, 3), (false, 2)];
+
+    /// Lengths around the hand-off's thresholds, and long ones.
+    const LENGTHS: [usize; 9] = [0, 1, 2, 63, 64, 65, 1_000, 20_011, 300_007];
+
+    fn forced<R>(share: (bool, usize), op: impl FnOnce() -> R) -> R {
+        FORCED_SHARES.set(Some(share));
+        let result = panic::catch_unwind(AssertUnwindSafe(op));
+        FORCED_SHARES.set(None);
+        result.unwrap_or_else(|payload| panic::resume_unwind(payload))
+    }
+
+    #[test]
+    #[cfg_attr(miri, ignore = "hundreds of thousands of items: covered natively")]
+    fn every_way_to_share_a_loop_from_outside_keeps_its_order() {
+        for share in SHARES {
+            for len in LENGTHS {
+                let ctx = format!("shares {share:?}, {len} items");
+                let (collected, sum, found, first, long) = forced(share, || {
+                    let collected: Vec<usize> = (0..len).into_par_iter().map(|i| i * 3).collect();
+                    let sum: u64 = (0..len as u64).into_par_iter().map(|i| i % 7).sum();
+                    let found = (0..len).into_par_iter().position_any(|i| i + 1 == len);
+                    // Matches every 100 items: the leftmost must win.
+                    let first = (0..len).into_par_iter().find_first(|i| i % 100 == 99);
+                    let long: Vec<usize> = (0..len)
+                        .into_par_iter()
+                        .with_min_len(1_000)
+                        .fold(Vec::new, |mut piece, i| {
+                            piece.push(i);
+                            piece
+                        })
+                        .map(|piece| piece.len())
+                        .collect();
+                    (collected, sum, found, first, long)
+                });
+                let expected: Vec<usize> = (0..len).map(|i| i * 3).collect();
+                assert!(collected == expected, "collect out of order ({ctx})");
+                assert_eq!(sum, (0..len as u64).map(|i| i % 7).sum::<u64>(), "{ctx}");
+                assert_eq!(found, len.checked_sub(1), "{ctx}");
+                assert_eq!(first, (len >= 100).then_some(99), "{ctx}");
+                assert_eq!(long.iter().sum::<usize>(), len, "{ctx}");
+                // No folded piece is shorter than the minimum, unless the
+                // whole loop is.
+                assert!(
+                    long.iter().all(|&piece| piece >= len.min(1_000)),
+                    "a piece under with_min_len ({ctx}): {long:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    #[cfg_attr(miri, ignore = "hundreds of thousands of items: covered natively")]
+    fn a_panic_anywhere_in_a_shared_loop_reaches_the_caller() {
+        let len = 200_003;
+        for share in SHARES {
+            for bad in [0, 1, len / 2, len - 2, len - 1] {
+                let ctx = format!("shares {share:?}, panic at {bad}");
+                let ran = forced(share, || {
+                    panic::catch_unwind(|| {
+                        (0..len).into_par_iter().for_each(|i| {
+                            if i == bad {
+                                panic::panic_any(i);
+                            }
+                        });
+                    })
+                });
+                let payload = ran.expect_err(&ctx);
+                assert_eq!(payload.downcast_ref::<usize>(), Some(&bad), "{ctx}");
+                // The pool is whole: the next loop runs every item.
+                let count = forced(share, || {
+                    (0..len).into_par_iter().filter(|i| i % 2 == 0).count()
+                });
+                assert_eq!(count, len.div_ceil(2), "{ctx}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_pool_takes_its_part_from_the_back() {
+        // The caller's first item waits until the last item has run, which
+        // only the task can reach first (it takes from the back); a worker
+        // that took the first item itself (the task came before the
+        // caller's first take) does not wait. So the call ends, and the
+        // last item ran on a worker, in every way of sharing.
+        for share in SHARES {
+            let len = 32;
+            let last_on = Mutex::new(None);
+            let last_ran = AtomicBool::new(false);
+            forced(share, || {
+                (0..len).into_par_iter().for_each(|i| {
+                    if i == 0 && crate::current_thread_index().is_none() {
+                        // Acquire: pairs with the Release below, for the
+                        // record of where the last item ran.
+                        while !last_ran.load(Ordering::Acquire) {
+                            std::thread::yield_now();
+                        }
+                    }
+                    if i == len - 1 {
+                        *lock(&last_on) = Some(crate::current_thread_index());
+                        last_ran.store(true, Ordering::Release);
+                    }
+                });
+            });
+            let last_on = lock(&last_on).take();
+            assert!(
+                matches!(last_on, Some(Some(_))),
+                "shares {share:?}: the last item ran on {last_on:?}, not on a worker"
+            );
+        }
+    }
+
+    #[test]
+    #[cfg_attr(miri, ignore = "hundreds of thousands of items: covered natively")]
+    fn a_panic_in_reduce_reaches_the_caller() {
+        // A `reduce` runs on the caller, inside the task's pieces and
+        // between them: wherever it panics, the caller gets the panic.
+        let len = 300_007;
+        for share in SHARES {
+            for _ in 0..4 {
+                let ran = forced(share, || {
+                    panic::catch_unwind(|| {
+                        (0..len)
+                            .into_par_iter()
+                            .map(|i| i % 5)
+                            .reduce(|| 0, |_, _| panic::panic_any("reduce"))
+                    })
+                });
+                let payload = ran.expect_err("a reduce that always panics");
+                assert_eq!(payload.downcast_ref::<&str>(), Some(&"reduce"), "{share:?}");
+            }
+            // One combination in the whole loop panics: the one that meets
+            // two halves of `u64::MAX`, wherever they were folded. The
+            // caller's items are slow, so that the task takes piece after
+            // piece from the back, and the meeting is then the task's
+            // `reduce` between two of its pieces.
+            let big = u64::MAX / 2 + 1;
+            for (a, b) in [
+                (len / 3 - 1, len - 1),
+                (len / 2, len - 1),
+                (len / 4, len * 3 / 4),
+            ] {
+                let ran = forced(share, || {
+                    panic::catch_unwind(|| {
+                        (0..len)
+                            .into_par_iter()
+                            .map(|i| {
+                                if crate::current_thread_index().is_none() {
+                                    let mut x: usize = i;
+                                    for _ in 0..100 {
+                                        x = std::hint::black_box(x.wrapping_mul(31) + 7);
+                                    }
+                                }
+                                if i == a || i == b {
+                                    big
+                                } else {
+                                    1
+                                }
+                            })
+                            .reduce(|| 0u64, |x, y| x.checked_add(y).expect("overflow"))
+                    })
+                });
+                assert!(ran.is_err(), "{share:?}, halves at {a} and {b}: {ran:?}");
+            }
+        }
+    }
+
+    /// An item whose drop counts itself, and panics for one id.
+    struct Bomb {
+        id: usize,
+        bursts: usize,
+        drops: std::sync::Arc<[std::sync::atomic::AtomicUsize]>,
+    }
+
+    impl Drop for Bomb {
+        fn drop(&mut self) {
+            self.drops[self.id].fetch_add(1, Ordering::SeqCst);
+            if self.id == self.bursts {
+                panic::panic_any("bomb");
+            }
+        }
+    }
+
+    #[test]
+    fn unused_items_whose_drop_panics_are_dropped_once_after_the_pool_is_done() {
+        // A search by value that stops early leaves items nobody took;
+        // the caller drops them once the task is done with the loop, so a
+        // drop that panics reaches the caller with nothing left running.
+        let len = if cfg!(miri) { 101 } else { 200_003 };
+        // Under Miri (slow), the two ways the task can take its part.
+        let shares: &[(bool, usize)] = if cfg!(miri) {
+            &[(true, 1), (false, 2)]
+        } else {
+            &SHARES
+        };
+        for &share in shares {
+            for bursts in [len / 2, len - 1] {
+                let drops: std::sync::Arc<[_]> = (0..len)
+                    .map(|_| std::sync::atomic::AtomicUsize::new(0))
+                    .collect();
+                let items: Vec<Bomb> = (0..len)
+                    .map(|id| Bomb {
+                        id,
+                        bursts,
+                        drops: drops.clone(),
+                    })
+                    .collect();
+                let ran = forced(share, || {
+                    panic::catch_unwind(AssertUnwindSafe(|| {
+                        items
+                            .into_par_iter()
+                            .map(|bomb| bomb.id)
+                            .find_any(|&id| id == 10)
+                    }))
+                });
+                let ctx = format!("shares {share:?}, the drop of {bursts} panics");
+                // Used or not, the bomb went off once, and its panic is the
+                // call's.
+                let payload = ran.expect_err(&ctx);
+                assert_eq!(payload.downcast_ref::<&str>(), Some(&"bomb"), "{ctx}");
+                for (id, count) in drops.iter().enumerate() {
+                    assert_eq!(count.load(Ordering::SeqCst), 1, "item {id} ({ctx})");
+                }
+            }
+        }
+    }
+
+    /// A panic payload whose drop panics.
+    struct PanickyPayload;
+
+    impl Drop for PanickyPayload {
+        fn drop(&mut self) {
+            panic::panic_any("the payload's drop");
+        }
+    }
+
+    #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "minutes of yielding under Miri; the Remote's lifetime runs there in the_pool_takes_its_part_from_the_back"
+    )]
+    fn a_task_panic_whose_payload_panics_on_drop_meets_a_caller_panic() {
+        // The task panics first with a payload that panics when dropped;
+        // the caller then panics in its own item and, unwinding, waits for
+        // the task and drops that payload: the process must not abort, and
+        // the caller's panic is the call's.
+        for share in SHARES {
+            let len = 32;
+            let task_panicked = AtomicBool::new(false);
+            let ran = forced(share, || {
+                panic::catch_unwind(AssertUnwindSafe(|| {
+                    (0..len).into_par_iter().for_each(|i| {
+                        let on_caller = crate::current_thread_index().is_none();
+                        if i == 0 && on_caller {
+                            // Acquire: pairs with the Release below.
+                            while !task_panicked.load(Ordering::Acquire) {
+                                std::thread::yield_now();
+                            }
+                            panic::panic_any("the caller's panic");
+                        }
+                        if i == len - 1 {
+                            task_panicked.store(true, Ordering::Release);
+                            panic::panic_any(PanickyPayload);
+                        }
+                    });
+                }))
+            });
+            let payload = ran.expect_err("both panicked");
+            // Whichever panic reached the caller, it came out whole; the
+            // bomb's own is dropped with care.
+            if let Some(message) = payload.downcast_ref::<&str>() {
+                assert_eq!(*message, "the caller's panic", "{share:?}");
+            } else {
+                assert!(payload.is::<PanickyPayload>(), "{share:?}");
+                crate::sched::unwind::drop_payload(payload);
+            }
+        }
+    }
+
+    #[test]
+    fn the_shares_rule() {
+        // Few items: every worker, the caller folding on only beside them.
+        assert_eq!(super::shares(true, 8, 2), (false, 8));
+        assert_eq!(super::shares(true, 2, 16), (true, 2));
+        // Long loops: as many threads as cores, the caller among them.
+        assert_eq!(super::shares(false, 2, 2), (true, 1));
+        assert_eq!(super::shares(false, 8, 2), (true, 1));
+        assert_eq!(super::shares(false, 16, 16), (true, 15));
+        assert_eq!(super::shares(false, 4, 16), (true, 4));
+        // One core: still one helper, in case the caller is set aside.
+        assert_eq!(super::shares(false, 4, 1), (true, 1));
+    }
+}
