@@ -13,7 +13,7 @@
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::Arc;
 
-use crate::context::BlockedGuard;
+use crate::sched::context::BlockedGuard;
 use crate::sched::worker::WorkerThread;
 
 /// Runs `call` — a call that blocks the thread (I/O, a sleep, a lock another

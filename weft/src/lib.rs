@@ -287,13 +287,12 @@ macro_rules! trace_hook {
 }
 
 // The layers, in the order they depend on each other: the crate-wide sync
-// facade and thread context; the core scheduler; the API over it; the
+// facade; the core scheduler (with the thread's context); the API over it; the
 // extensions, each over the core and the API (see each folder's module docs).
 #[cfg(not(loom))]
 mod api;
 #[cfg(not(loom))]
 mod blocking;
-mod context;
 mod facade;
 mod future;
 #[cfg(not(loom))]

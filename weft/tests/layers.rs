@@ -132,3 +132,24 @@ fn the_core_imports_neither_the_api_nor_the_extensions() {
 fn the_api_imports_no_extension() {
     assert_imports_none_of("api", EXTENSION_NAMES);
 }
+
+/// The core reaches outside itself only for the sync facade: the thread's
+/// context lives in it (`sched/context.rs`), and nothing at the crate root
+/// (where the public re-exports and the free functions' docs are) is a
+/// dependency of the scheduler.
+#[test]
+fn the_core_imports_only_itself_and_the_facade() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("src")
+        .join("sched");
+    let outside: Vec<String> = crate_paths(&dir)
+        .into_iter()
+        .filter(|(_, _, name)| name != "sched" && name != "facade")
+        .map(|(file, line, name)| format!("{file}:{line}: crate::{name}"))
+        .collect();
+    assert!(
+        outside.is_empty(),
+        "sched/ imports from outside the core:\n{}",
+        outside.join("\n")
+    );
+}

@@ -620,7 +620,7 @@ impl Builder {
         if workers == 0 {
             return Err(BuildError::ZeroWorkers);
         }
-        if self.use_current_thread && crate::context::runs_pool_tasks() {
+        if self.use_current_thread && crate::sched::context::runs_pool_tasks() {
             return Err(BuildError::CurrentThreadInPool);
         }
         if workers > MAX_WORKERS {
@@ -849,7 +849,7 @@ impl ThreadBuilder {
     /// worker is then given up as if dropped unrun.
     pub fn run(mut self) {
         assert!(
-            !crate::context::runs_pool_tasks(),
+            !crate::sched::context::runs_pool_tasks(),
             "ThreadBuilder::run: this thread already runs a pool's tasks"
         );
         let Some(start) = self.start.take() else {

@@ -48,7 +48,7 @@ pub(crate) fn pool() -> &'static Pool {
 /// The pool returned accepts pushes: the global pool is never dropped, and a
 /// pool with a task inside `blocking` has that task still running.
 pub(crate) fn free_function_pool() -> Arc<Registry> {
-    match crate::context::blocked_pool() {
+    match crate::sched::context::blocked_pool() {
         Some(registry) => registry,
         None => Arc::clone(pool().registry()),
     }

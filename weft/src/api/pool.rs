@@ -127,7 +127,7 @@ impl Pool {
     /// The index of the calling thread if it is one of this pool's workers
     /// (see [`weft::current_worker_index`](crate::current_worker_index)).
     pub fn current_worker_index(&self) -> Option<usize> {
-        crate::context::worker_of(&self.registry).and_then(WorkerThread::worker_index)
+        crate::sched::context::worker_of(&self.registry).and_then(WorkerThread::worker_index)
     }
 
     /// Runs `task` on some worker, without waiting for it. A panic in `task`
@@ -564,8 +564,8 @@ impl Pool {
         if let Some(worker) = crate::sched::adopted::holder_between_jobs(&self.registry) {
             return Caller::Holder(worker);
         }
-        let inside = crate::context::worker_of(&self.registry).is_some()
-            || crate::context::is_blocked_in(&self.registry);
+        let inside = crate::sched::context::worker_of(&self.registry).is_some()
+            || crate::sched::context::is_blocked_in(&self.registry);
         if inside || self.adopted {
             Caller::CannotWait
         } else {
@@ -759,7 +759,7 @@ impl Handle {
     where
         OP: Fn(usize) + Send + Sync + 'static,
     {
-        if crate::context::worker_of(&self.registry).is_some() {
+        if crate::sched::context::worker_of(&self.registry).is_some() {
             // A worker's own task keeps the pool from draining meanwhile, but
             // a dropped pool refuses spawns through a handle, as `spawn` does.
             if self.registry.is_closed() {
@@ -889,7 +889,7 @@ where
     OP: FnOnce() -> R + Send,
     R: Send,
 {
-    if crate::context::worker_of(registry).is_some() {
+    if crate::sched::context::worker_of(registry).is_some() {
         return op();
     }
     let job = StackJob::new(|_migrated| op(), OwnerLatch::for_current_thread());
@@ -910,7 +910,7 @@ where
 /// is accepted as `weft::spawn`'s are; from outside, only a live pool takes
 /// it, which a `Pool` or the global pool always is.
 fn inject_broadcast_job(registry: &Arc<Registry>, index: usize, job: JobRef) {
-    if crate::context::worker_of(registry).is_some() {
+    if crate::sched::context::worker_of(registry).is_some() {
         registry.inject_pinned_for_running_job(index, job);
     } else if registry.inject_pinned(index, job, |job| job).is_err() {
         panic!("broadcast: the pool has shut down");

@@ -294,7 +294,7 @@ impl<'scope> Scope<'scope> {
         F: FnOnce(&Scope<'scope>) + Send + 'scope,
     {
         let job_ref = self.counted_job(task);
-        match crate::context::worker_of(&self.registry) {
+        match crate::sched::context::worker_of(&self.registry) {
             Some(worker) => push(worker, job_ref),
             // From a thread outside the pool (say, a `std::thread::scope`
             // inside this scope, or the body of an in-place scope): the

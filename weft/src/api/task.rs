@@ -64,7 +64,7 @@ fn spawn_with<F, const DROPPABLE: bool>(
 where
     F: FnOnce() + Send + 'static,
 {
-    if let Some(worker) = crate::context::worker_of(registry) {
+    if let Some(worker) = crate::sched::context::worker_of(registry) {
         if registry.is_closed() {
             return Err(task);
         }

@@ -445,7 +445,7 @@ where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
 {
-    if let Some(worker) = crate::context::worker_of(&task.registry) {
+    if let Some(worker) = crate::sched::context::worker_of(&task.registry) {
         // Even in a closed pool: a running job's push is counted before
         // the job finishes, so the pool runs it before it terminates.
         // Woken by a poll: run it right after that poll, here.
@@ -483,7 +483,7 @@ where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
 {
-    match crate::context::worker_of(&task.registry) {
+    match crate::sched::context::worker_of(&task.registry) {
         // Even in a closed pool: as in `schedule`, the push is counted
         // while the polling job runs.
         Some(worker) => worker.push_yielded(poll_job(task)),

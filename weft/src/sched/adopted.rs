@@ -83,13 +83,13 @@ pub(crate) fn adopt(registry: &Arc<Registry>, queues: SeatQueues) {
     registry.count_start_hook();
     registry.worker_started();
     let worker = WorkerThread::new(Arc::clone(registry), ADOPTED_SEAT, queues, true);
-    crate::context::enter_adopted(Box::into_raw(Box::new(worker)));
+    crate::sched::context::enter_adopted(Box::into_raw(Box::new(worker)));
 }
 
 /// The calling thread's seat in `registry`, if it holds one and is between
 /// jobs: the only place from which it may shut the pool down.
 pub(crate) fn holder_between_jobs<'a>(registry: &Registry) -> Option<&'a WorkerThread> {
-    crate::context::worker_of(registry)
+    crate::sched::context::worker_of(registry)
         .filter(|worker| worker.is_adopted() && !worker.is_running_a_job())
 }
 
@@ -116,7 +116,7 @@ pub(crate) fn shut_down(worker: &WorkerThread, deadline: Option<Instant>) -> boo
         return false;
     }
     let registry = Arc::clone(worker.registry_arc());
-    if let Some(seat) = crate::context::leave_adopted(worker) {
+    if let Some(seat) = crate::sched::context::leave_adopted(worker) {
         // If the thread is already exiting (a pool dropped by another
         // thread-local's destructor), the seat stays leaked.
         let _ = GIVEN_UP.try_with(|seats| seats.borrow_mut().0.push(seat));

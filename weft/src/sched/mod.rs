@@ -24,15 +24,18 @@
 //! the state machine of a fiber's wait (loom cannot follow the stack
 //! switch itself: under loom no wait suspends, and every wait helps).
 //!
-//! It imports only the crate-wide sync facade (`crate::facade`) and the
-//! thread's context (`crate::context`): nothing of the API (`crate::api`)
-//! nor of the extensions (futures, `blocking`, `sync`, `trace`, `stats`),
+//! The thread's context (`context`: which worker this thread is, which
+//! pool it stands aside for in `weft::blocking`) is the core's too.
+//!
+//! It imports only the crate-wide sync facade (`crate::facade`): nothing of
+//! the API (`crate::api`) nor of the extensions (futures, `blocking`, `sync`, `trace`, `stats`),
 //! which depend on it. Where an extension needs the core to remember
 //! something of its own, the core holds it behind a trait (`parked::Parked`).
 
 #[cfg(not(loom))]
 pub(crate) mod adopted;
 pub(crate) mod barrier;
+pub(crate) mod context;
 pub(crate) mod counters;
 pub(crate) mod deque;
 pub(crate) mod fiber;

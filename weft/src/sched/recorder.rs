@@ -237,7 +237,7 @@ pub(crate) fn record(registry: &Registry, worker: usize, kind: EventKind) {
 pub(crate) fn record_inject(registry: &Registry, pinned: Option<usize>) {
     if let Some(tracer) = &registry.hooks.trace {
         let kind = EventKind::Inject { worker: pinned };
-        match crate::context::worker_of(registry) {
+        match crate::sched::context::worker_of(registry) {
             Some(worker) => tracer.record(worker.index(), kind),
             None => tracer.record_outside(kind),
         }

@@ -439,7 +439,7 @@ impl Registry {
         // SeqCst on both: the count and the closed flag must be ordered against
         // `close` and `is_drained`, which use SeqCst too.
         self.external_pushed.fetch_add(1, Ordering::SeqCst);
-        if self.closed.load(Ordering::SeqCst) && !crate::context::is_blocked_in(self) {
+        if self.closed.load(Ordering::SeqCst) && !crate::sched::context::is_blocked_in(self) {
             self.external_refused.fetch_add(1, Ordering::SeqCst);
             // A worker's drain check between our two counts found the books
             // one short and may have parked for good: now that they balance

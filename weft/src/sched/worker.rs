@@ -15,8 +15,8 @@ use std::time::{Duration, Instant};
 
 use crate::sched::deque::{Steal, Stealer, Worker};
 
-use crate::context::WorkerGuard;
 use crate::sched::barrier;
+use crate::sched::context::WorkerGuard;
 use crate::sched::counters::WorkerCounters;
 use crate::sched::fiber::Fibers;
 use crate::sched::job::JobRef;
@@ -232,7 +232,7 @@ impl WorkerThread {
     /// context.rs).
     #[inline]
     pub(crate) fn current<'a>() -> Option<&'a WorkerThread> {
-        crate::context::current_worker()
+        crate::sched::context::current_worker()
     }
 
     /// This seat's index: a worker's (below `workers`) or a spare's.
