@@ -34,7 +34,7 @@ where
     join_context(|_| a(), |_| b())
 }
 
-/// A point where the running task can give work away (sched/worker.rs,
+/// A point where the running task can give work away (sched/worker/join_owner.rs,
 /// `offer_work`); false off a worker. For loops that split on demand.
 #[inline]
 pub(crate) fn offer_work() -> bool {

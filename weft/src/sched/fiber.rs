@@ -80,7 +80,7 @@
 //! pool are suspended at once; a wait beyond that, or one whose fiber cannot
 //! be created, helps instead. Helping nests tasks on the fiber's stack, so a
 //! helping wait that finds less than a quarter of its stack left runs no
-//! more tasks: it blocks its thread until its condition holds (worker.rs,
+//! more tasks: it blocks its thread until its condition holds (worker/wait.rs,
 //! `wait_without_helping`), which turns what would be a stack overflow into
 //! a worker lent to the wait. A worker keeps up to [`MAX_IDLE_FIBERS`] idle
 //! fibers for reuse (none while more than half the process's budget of

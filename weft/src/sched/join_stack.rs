@@ -11,7 +11,7 @@
 //! non-empty first *asks* ([`JoinStack::request`]); the owner looks at the
 //! request at its next `join` (one load of a line nobody writes meanwhile),
 //! takes its oldest half itself and pushes it onto its local queue, where
-//! thieves steal it as any task ([`JoinStack::take_oldest`], worker.rs
+//! thieves steal it as any task ([`JoinStack::take_oldest`], worker/join_owner.rs
 //! `share_oldest_half`). In fork-join code the next `join` comes within
 //! nanoseconds. When it does not come (a first half that runs long without
 //! joining again), the searcher stops asking after a bounded time and steals
@@ -51,7 +51,7 @@
 //!    (`pop_newest`: a `join` whose first half waits for its second, on one
 //!    worker, must not deadlock), stolen (the thief runs it), or shared
 //!    (pushed onto the owner's local queue, where it is a task like any
-//!    other, reclaimed or stolen by the rules of worker.rs). A full stack
+//!    other, reclaimed or stolen by the rules of worker/). A full stack
 //!    refuses the push and `join` takes the queue path instead.
 //!
 //!    The owner's `join` frames are nested, so the halves above a frame's
@@ -178,7 +178,7 @@ impl JoinStack {
         slot.run.store(run, Ordering::Relaxed);
         self.bottom.store(bottom.wrapping_add(1), Ordering::Release);
         // Read again after the push, behind the light fence: the pairing
-        // with a forced steal's second barrier (worker.rs, `forced_out`)
+        // with a forced steal's second barrier (worker/join_owner.rs, `forced_out`)
         // needs this look at `top` to follow the store of `bottom`.
         barrier::light();
         let top = self.top_end.top.load(Ordering::Relaxed);
@@ -207,7 +207,7 @@ impl JoinStack {
     }
 
     /// Owner only: takes the newest half, for a wait of the owner's that
-    /// runs queued work (worker.rs, `find_own_work`).
+    /// runs queued work (worker/own_queues.rs, `find_own_work`).
     #[inline]
     pub(crate) fn pop_newest(&self) -> Option<JobRef> {
         let bottom = self.bottom.load(Ordering::Relaxed);
@@ -246,7 +246,7 @@ impl JoinStack {
         won
     }
 
-    /// Owner only: takes the oldest half, to share it (worker.rs).
+    /// Owner only: takes the oldest half, to share it (worker/join_owner.rs).
     pub(crate) fn take_oldest(&self) -> Option<JobRef> {
         let top = self.top_end.top.load(Ordering::Relaxed);
         // Relaxed: the owner's own variable.

@@ -59,7 +59,7 @@
 //!    "A queue" is any queue others may take from: the global queue, each
 //!    seat's local and yield queues (the spare seats of `weft::blocking`
 //!    included, once started) and the pinned queues. A worker's `next` slot
-//!    (worker.rs) is not one and needs no wake: only its owner takes from it,
+//!    (worker/next_slot.rs) is not one and needs no wake: only its owner takes from it,
 //!    and the owner is running the poll that filled it and takes it next.
 //!
 //!    "Made visible" covers every path that puts a task in such a queue, not
@@ -68,7 +68,7 @@
 //!    (`steal_batch_and_pop` into the taker's local queue) is such a move:
 //!    while the batch is on its way no queue shows it, so a searcher that
 //!    sweeps then, gives up and parks has seen nothing; the notify after the
-//!    batch lands (worker.rs, `batch_moved`, whenever tasks were left behind)
+//!    batch lands (worker/own_queues.rs, `batch_moved`, whenever tasks were left behind)
 //!    is the push of this argument. Loom's batch model deadlocks without it.
 //!
 //!    Leaving the protocol is the mirror case. The cases above count on a
@@ -139,7 +139,7 @@
 //!    one sweep. Searchers give up after the spin time (the caller's loop) and only
 //!    searchers sweep other queues again and again; the one exception is a task's
 //!    own call to `weft::yield_now`, one sweep by a working worker for one task
-//!    (worker.rs, `yield_once`), which the cases of invariant 1 allow: a worker
+//!    (worker/own_queues.rs, `yield_once`), which the cases of invariant 1 allow: a worker
 //!    that takes a task without being counted as a searcher only leaves a
 //!    claimed searcher less to find. The spin time itself is the pool's
 //!    (`Builder::spin`), lengthened for 50 us after a parallel loop called
@@ -167,11 +167,11 @@
 //!    timeout; only a delivered [`Wake`] ends it. Nothing in the protocol ticks.
 //!    A searcher that asked a join stack's owner for a half keeps sweeping
 //!    past the spin time, as after a lost race (work is there), but for a
-//!    bounded ~20 us at most: then it takes the half by force (worker.rs,
+//!    bounded ~20 us at most: then it takes the half by force (worker/search.rs,
 //!    `ASK_BEFORE_STEALING`).
 //!    One sleeper may take a little while to block: a worker whose `join` half
 //!    was stolen watches, for a bounded ~20 us and only its own condition and
-//!    [`Sleep::is_registered`], for that half to end (worker.rs). It watches
+//!    [`Sleep::is_registered`], for that half to end (worker/wait.rs). It watches
 //!    after the sweep that rule *give-up* asks for, not before, so to the
 //!    protocol it is a registered sleeper slow to block, which the arguments
 //!    above allow for: work queued meanwhile finds it registered and wakes a
@@ -200,7 +200,7 @@
 //! whose suspended task awaits a `join` half running elsewhere watches
 //! before it blocks, as a helping one does (invariant 4's watch).
 //!
-//! **Waits with no stack left to help on** (worker.rs,
+//! **Waits with no stack left to help on** (worker/wait.rs,
 //! `wait_without_helping`). A wait that can neither suspend nor help
 //! deeper (its fiber's stack three quarters used) blocks its thread,
 //! polling its condition at most a millisecond apart, and never registers

@@ -86,7 +86,7 @@ impl Model {
         0
     }
 
-    /// A worker's look at its own queue, then the global one (worker.rs,
+    /// A worker's look at its own queue, then the global one (worker/own_queues.rs,
     /// `find_own_work`), moving a batch where the model says so.
     fn take_own(&self, index: usize) -> bool {
         if Model::take_from(&self.local[index], 1) == 1 {
@@ -154,7 +154,7 @@ impl Model {
         }
     }
 
-    /// The worker loop of `worker.rs`, with a spin time of one sweep.
+    /// The worker loop of `worker/`, with a spin time of one sweep.
     fn worker(&self, index: usize) {
         let mut searching = false;
         loop {

@@ -225,7 +225,7 @@ where
 /// searcher's request for a join half, and splits its rest when searchers
 /// have nothing to take. Chunks are sized to take about this long: well
 /// inside the 20 us a searcher asks before it takes a half by force
-/// (sched/worker.rs, `ASK_BEFORE_STEALING`), and long enough that the clock
+/// (sched/worker/search.rs, `ASK_BEFORE_STEALING`), and long enough that the clock
 /// reads and the look (tens of nanoseconds) are noise.
 const CHUNK_TARGET: Duration = Duration::from_micros(4);
 

@@ -1,0 +1,104 @@
+//! The owner's side of this seat's join stack (join_stack.rs): leaving a
+//! second half on it, taking it back, and answering a searcher that asked
+//! for one (`offer_work`).
+
+use crate::sched::barrier;
+use crate::sched::job::JobRef;
+use crate::sched::join_stack::JoinStack;
+
+use super::*;
+
+impl WorkerThread {
+    #[inline(always)]
+    pub(super) fn join_stack(&self) -> &JoinStack {
+        // SAFETY: the pointer is into `self.registry`'s boxed slice of join
+        // stacks, which lives as long as the `Arc` this struct holds.
+        unsafe { &*self.join_stack }
+    }
+
+    /// Leaves `join`'s second half on this seat's join stack (join_stack.rs),
+    /// or, if the stack is full, on the local queue as an uncounted job.
+    /// Returns its index on the join stack if it went there; [`pop_join`]
+    /// then says whether it came back.
+    ///
+    /// # Safety
+    /// `job` must come from `StackJob::as_job_ref`, with that contract.
+    ///
+    /// [`pop_join`]: WorkerThread::pop_join
+    #[inline(always)]
+    pub(crate) unsafe fn push_join(&self, job: JobRef) -> Option<usize> {
+        let stack = self.join_stack();
+        // SAFETY: forwarded from this function's contract; this is the
+        // seat's thread, the stack's owner.
+        match unsafe { stack.push(job) } {
+            Ok(pushed) => {
+                // A push onto a stack that holds older halves is covered
+                // by the notify of the push that made it non-empty (sleep.rs,
+                // rule covered-stack).
+                if pushed.alone {
+                    self.registry.sleep.notify_work();
+                }
+                if stack.take_request() {
+                    self.share_oldest_half();
+                }
+                Some(pushed.index)
+            }
+            Err(job) => {
+                self.push_uncounted(job);
+                None
+            }
+        }
+    }
+
+    /// Takes back the half the caller pushed at `index` with [`push_join`].
+    /// Returns false if it was taken: stolen, run by a wait of this
+    /// worker's, or shared onto the local queue (where
+    /// [`WorkerThread::pop`] may still find it).
+    ///
+    /// [`push_join`]: WorkerThread::push_join
+    #[inline(always)]
+    pub(crate) fn pop_join(&self, index: usize) -> bool {
+        self.join_stack().pop(index)
+    }
+
+    /// A point where the running task can give work away (a parallel loop
+    /// between two chunks of its items): answers a searcher's request for
+    /// a join half as the next `join` would (join_stack.rs), so the
+    /// searcher need not take it by force, and returns whether workers are
+    /// searching with nothing of this worker's to take, in which case the
+    /// caller may split off more.
+    #[inline]
+    #[cfg_attr(loom, allow(dead_code))]
+    pub(crate) fn offer_work(&self) -> bool {
+        let stack = self.join_stack();
+        if stack.take_request() {
+            self.share_oldest_half();
+        }
+        stack.is_empty() && self.local.is_empty() && self.registry.sleep.has_searchers()
+    }
+
+    /// A searcher asked for work: the oldest half of this seat's join stack
+    /// (the largest, in divide-and-conquer) moves to the local queue, where
+    /// thieves steal it without the heavy barrier of a forced steal.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn share_oldest_half(&self) {
+        if let Some(job) = self.join_stack().take_oldest() {
+            WorkerCounters::add(&self.stats().halves_shared, 1);
+            self.publish(&self.local, job);
+        }
+    }
+
+    /// After a half was taken from `stack` by force: the halves left behind
+    /// are made known anew (sleep.rs, rule covered-stack). The heavy barrier
+    /// pairs with the owner's look at `top` after a push: either the owner
+    /// saw this steal (and notifies for its next push itself), or this look
+    /// sees the push.
+    #[cold]
+    pub(super) fn forced_out(&self, stack: &JoinStack) {
+        barrier::heavy();
+        if !stack.is_empty() {
+            self.registry.sleep.notify_work();
+        }
+    }
+}
