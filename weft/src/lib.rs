@@ -266,6 +266,8 @@
 //! payload, which tells an abort from a panic.
 
 #![warn(missing_debug_implementations, unsafe_op_in_unsafe_fn)]
+// docs.rs (`--cfg docsrs`, see Cargo.toml) marks what the `trace` feature adds.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(missing_docs)]
 #![deny(clippy::undocumented_unsafe_blocks)]
 // Under `--cfg loom` only the core and its models are built, and much of the
@@ -305,6 +307,7 @@ mod stats;
 #[cfg(not(loom))]
 mod sync;
 #[cfg(all(feature = "trace", not(loom)))]
+#[cfg_attr(docsrs, doc(cfg(feature = "trace")))]
 pub mod trace;
 
 #[cfg(not(loom))]
@@ -337,6 +340,7 @@ pub use crate::sync::{
     Condvar, Event, EventMode, Ticket, TicketQueue, WaitGroup, WaitTimeoutResult,
 };
 #[cfg(all(feature = "trace", not(loom)))]
+#[cfg_attr(docsrs, doc(cfg(feature = "trace")))]
 pub use crate::trace::Trace;
 
 /// Runs `task` on the current worker's pool (its own queue, newest first:

@@ -385,6 +385,7 @@ impl Builder {
     /// # }
     /// ```
     #[cfg(feature = "trace")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "trace")))]
     pub fn trace(mut self, events_per_worker: usize) -> Self {
         self.trace = Some(events_per_worker);
         self

@@ -25,6 +25,7 @@ use crate::sched::worker::WorkerThread;
 /// [`EventKind::Inject`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
+#[cfg_attr(docsrs, doc(cfg(feature = "trace")))]
 pub enum EventKind {
     /// The worker started running a task. The name comes from
     /// [`Pool::spawn_named`](crate::Pool::spawn_named) or
@@ -64,6 +65,7 @@ pub enum EventKind {
 /// One recorded event.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
+#[cfg_attr(docsrs, doc(cfg(feature = "trace")))]
 pub struct Event {
     /// Nanoseconds since the pool was built (a monotonic clock).
     pub time_ns: u64,
@@ -74,6 +76,7 @@ pub struct Event {
 /// The events one ring kept, oldest first.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
+#[cfg_attr(docsrs, doc(cfg(feature = "trace")))]
 pub struct WorkerTrace {
     /// The events still in the ring, oldest first.
     pub events: Vec<Event>,
@@ -98,6 +101,7 @@ pub struct WorkerTrace {
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
+#[cfg_attr(docsrs, doc(cfg(feature = "trace")))]
 pub struct Trace {
     /// One entry per worker, in worker order. Empty rings if the pool was
     /// built without [`Builder::trace`](crate::Builder::trace).

@@ -24,6 +24,7 @@ impl Pool {
     /// steals, injections (see [`Trace`]). Empty unless the pool was built
     /// with [`Builder::trace`](crate::Builder::trace). Only with the cargo
     /// feature `trace`.
+    #[cfg_attr(docsrs, doc(cfg(feature = "trace")))]
     pub fn trace(&self) -> Trace {
         crate::sched::recorder::snapshot(self.registry())
     }
