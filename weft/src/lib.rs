@@ -8,7 +8,8 @@
 //! one worker while others sleep, and no wake-up cascade trickles through the
 //! pool. Idle workers search other queues for a short, bounded time, a bounded
 //! number at a time, and then park on a condition variable. The protocol and
-//! the argument for its invariants live in one module (`sleep.rs`).
+//! the argument for its invariants live in one module of the source
+//! (`src/sched/sleep.rs`).
 //!
 //! ```
 //! let pool = weft::Pool::builder().workers(4).build().unwrap();
@@ -94,8 +95,10 @@
 //! (default [`DEFAULT_MAX_SUSPENDED`]). Measured with 10,000 tasks suspended
 //! at once, each waiting on an event at a shallow depth: 4.3 KiB of resident
 //! memory per task (one touched stack page and the bookkeeping) and 2 MiB of
-//! reserved address space (docs/FIBERS.md; `cargo run --release -p weft
-//! --example suspended_memory` measures it).
+//! reserved address space ([the measurement][fibers-memory]; the crate's
+//! `suspended_memory` example repeats it).
+//!
+//! [fibers-memory]: https://github.com/weft-rs/weft/blob/main/docs/FIBERS.md#suspended-memory
 //!
 //! Timed waits (`wait_timeout`, `wait_deadline`) suspend too: the worker
 //! resumes the task at its deadline (or when the task it is running then
@@ -103,8 +106,7 @@
 //! no timeout.
 //!
 //! Where a wait cannot suspend, the worker instead runs other queued tasks
-//! on top of the waiting one until the condition holds (helping, what weft
-//! did before fibers):
+//! on top of the waiting one until the condition holds (it *helps*):
 //!
 //! * on targets without fibers (anything but x86_64 and AArch64), under loom
 //!   and Miri, and in a pool built with [`Builder::fibers`]`(false)`;
@@ -145,6 +147,22 @@
 //! call blocks. And a wait on something
 //! only a thread outside the pool will do simply waits, suspended, holding
 //! its fiber until then.
+//!
+//! ## Waits with a time limit
+//!
+//! Every blocking wait of weft has two limited forms, named alike:
+//! `*_timeout(Duration)` and `*_deadline(Instant)` ([`Event::wait_timeout`],
+//! [`WaitGroup::wait_deadline`], [`Condvar::wait_timeout`],
+//! [`JoinHandle::join_deadline`](crate::JoinHandle::join_deadline), ...).
+//! Each says whether what it waited for happened: `true` (or `Ok` with the
+//! task's result) if it did, `false` (or the handle back in `Err`, to wait
+//! again) if time ran out first. The one exception keeps std's shape, so
+//! that code moves over from `std::sync::Condvar` unchanged: `Condvar`'s
+//! limited waits return the guard with a [`WaitTimeoutResult`], whose
+//! [`timed_out`](WaitTimeoutResult::timed_out) says the opposite. Any
+//! duration is accepted: a timeout past what `Instant` can hold
+//! (`Duration::MAX`) waits without a limit, and a deadline already passed
+//! checks once and returns.
 //!
 //! ## Blocking calls
 //!
@@ -247,9 +265,8 @@
 //! that produced their outer item (as rayon's `flat_map_iter`, which is
 //! there too).
 //!
-//! The async yield for futures that used to be called `weft::yield_now` is
-//! now [`yield_async`]: code that still awaits `weft::yield_now()` no longer
-//! compiles, rather than silently doing nothing.
+//! The async yield for futures is [`yield_async`]; [`yield_now`] is
+//! rayon's synchronous one.
 //!
 //! ## Panics
 //!

@@ -44,8 +44,9 @@ pub const MIN_STACK_SIZE: usize = 32 * 1024;
 ///
 /// An idle pool then parks at once, and a task that arrives after the sweep
 /// costs one wake-up instead of a spinning core: on trickling work that is
-/// the cheaper of the two. (The measurements behind it are in the
-/// repository's `docs/TUNING.md`.)
+/// the cheaper of the two ([the measurements behind it][tuning-spin]).
+///
+/// [tuning-spin]: https://github.com/weft-rs/weft/blob/main/docs/TUNING.md#default-spin
 pub const DEFAULT_SPIN: Duration = Duration::ZERO;
 
 /// Why a pool could not be built.

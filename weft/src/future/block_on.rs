@@ -66,12 +66,8 @@ pub fn block_on<F: Future>(future: F) -> F::Output {
 /// with the synchronous [`weft::yield_now`](crate::yield_now) instead, which
 /// runs one pending task in place.
 ///
-/// This was `weft::yield_now` before weft took rayon's synchronous
-/// `yield_now` under that name. No deprecated alias could keep the old
-/// name for the future, since the synchronous function holds it now: code
-/// written for the old name and still calling `weft::yield_now().await`
-/// fails to compile (an `Option<Yield>` is no future), so nothing changes
-/// meaning silently; rename the call to `yield_async`.
+/// The two cannot be mixed up silently: `weft::yield_now().await` does not
+/// compile, since the synchronous function's `Option<Yield>` is no future.
 ///
 /// ```
 /// let pool = weft::Pool::builder().workers(1).build().unwrap();
@@ -93,8 +89,7 @@ pub fn yield_async() -> YieldNow {
     YieldNow { yielded: false }
 }
 
-/// The future of [`yield_async`] (named after the function's old name,
-/// `yield_now`).
+/// The future of [`yield_async`].
 #[derive(Debug)]
 #[must_use = "futures do nothing unless awaited"]
 pub struct YieldNow {

@@ -1,5 +1,6 @@
-//! [`Condvar`]: a condition variable for `std::sync::Mutex` whose waits help
-//! on pool workers, after marl's `ConditionVariable`.
+//! [`Condvar`]: a condition variable for `std::sync::Mutex` whose waits
+//! suspend the waiting task on pool workers, after marl's
+//! `ConditionVariable`.
 
 use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
@@ -17,7 +18,7 @@ use super::waiters::{block_on, lock, WaiterList};
 ///
 /// How it differs from `std::sync::Condvar`:
 ///
-/// * a wait on a pool worker runs the pool's queued tasks meanwhile (above);
+/// * a wait in a pool task lets its worker run other tasks meanwhile (above);
 /// * stable Rust cannot recover the mutex from a `MutexGuard`, so every wait
 ///   takes the mutex as well as its guard; passing a guard of another mutex
 ///   panics;
@@ -25,7 +26,7 @@ use super::waiters::{block_on, lock, WaiterList};
 ///   with several mutexes over its life;
 /// * waits return the guard, not a `LockResult`: poisoning is ignored (below);
 /// * besides `wait_timeout`, it has `wait_deadline` and
-///   `wait_deadline_while`, and any `Duration` is accepted (see the module's
+///   `wait_deadline_while`, and any `Duration` is accepted (see the crate docs,
 ///   "Waits with a time limit").
 ///
 /// No notification is lost: a wait is registered before the mutex is

@@ -1,33 +1,26 @@
-//! Synchronisation primitives after Google marl's, whose waits help on worker
-//! threads: [`WaitGroup`], [`Event`], [`TicketQueue`]/[`Ticket`] and
-//! [`Condvar`].
+//! Synchronisation primitives after Google marl's: [`WaitGroup`], [`Event`],
+//! [`TicketQueue`]/[`Ticket`] and [`Condvar`]. A wait in a pool task suspends
+//! the task's fiber, and its worker runs other tasks until the wait is
+//! released, as marl's waits do on its fibers.
 //!
 //! Every wait follows one protocol (see `waiters.rs`): under the primitive's
-//! lock, check the condition and, if it does not hold, register the calling
-//! thread; unlock; then block in `crate::sched::waiter::block_until`, which on a pool
-//! worker runs other tasks of the pool until the wait is released. Whoever
-//! makes the condition true releases the registered waits under the same lock
-//! and wakes them after unlocking. So a worker waiting on work still queued in
-//! its own pool runs that work instead of deadlocking.
+//! lock, check the condition and, if it does not hold, register the waiter;
+//! unlock; then block in `crate::sched::waiter::block_until`. On a pool
+//! worker that suspends the waiting task's fiber and the worker goes on with
+//! other tasks, the task resuming on the same worker once released; where a
+//! wait cannot suspend (see the crate docs, "Waiting inside a task") the
+//! worker runs its pool's queued tasks on top of the wait instead; any other
+//! thread parks. A `wait_async` registers the future's waker in the same
+//! list. Whoever makes the condition true releases the registered waits
+//! under the same lock and wakes them after unlocking. So a task waiting on
+//! work still queued in its own pool never deadlocks its worker: the worker
+//! runs that work meanwhile.
 //!
 //! Each primitive is a cheap `Clone` handle to shared state (except
 //! [`Ticket`], which is one place in a queue), `Send` and `Sync`.
 //!
-//! # Waits with a time limit
-//!
-//! Every blocking wait of weft has two limited forms, named alike:
-//! `*_timeout(Duration)` and `*_deadline(Instant)` ([`Event::wait_timeout`],
-//! [`WaitGroup::wait_deadline`], [`Condvar::wait_timeout`],
-//! [`JoinHandle::join_deadline`](crate::JoinHandle::join_deadline), ...).
-//! Each says whether what it waited for happened: `true` (or `Ok` with the
-//! task's result) if it did, `false` (or the handle back in `Err`, to wait
-//! again) if time ran out first. The one exception keeps std's shape, so
-//! that code moves over from `std::sync::Condvar` unchanged: `Condvar`'s
-//! limited waits return the guard with a [`WaitTimeoutResult`], whose
-//! [`timed_out`](WaitTimeoutResult::timed_out) says the opposite. Any
-//! duration is accepted: a timeout past what `Instant` can hold
-//! (`Duration::MAX`) waits without a limit, and a deadline already passed
-//! checks once and returns.
+//! Every wait with a time limit follows the crate's one convention (the
+//! crate docs, "Waits with a time limit").
 
 mod condvar;
 mod event;

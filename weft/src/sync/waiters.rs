@@ -1,7 +1,7 @@
 //! The list of threads blocked on one primitive, shared by every primitive of
 //! this module: registering a wait, handing a release to exactly one (or to
-//! every) registered wait, blocking (helping on a worker), and withdrawing a
-//! wait that timed out.
+//! every) registered wait, blocking (a task on a worker suspends), and
+//! withdrawing a wait that timed out.
 //!
 //! A release is handed to a particular registration (its [`Slot`]) rather than
 //! published as "some waiter may go now": a woken waiter then never has to
@@ -319,7 +319,7 @@ impl fmt::Debug for AsyncWait {
     }
 }
 
-/// Blocks the calling thread (helping, on a worker) until `slot` is released or
+/// Blocks the calling task or thread (a task on a worker suspends) until `slot` is released or
 /// `deadline` passes; returns whether it was released. `list` finds the list
 /// `slot` is registered in, inside the state `mutex` guards, to withdraw it on
 /// timeout. Call without holding `mutex`.

@@ -1,12 +1,14 @@
 //! What each worker did and when (cargo feature `trace`): the [`Trace`]
 //! snapshot [`Pool::trace`](crate::Pool::trace) takes of the per-worker
-//! event rings the core records into (`sched/recorder.rs`). Its two renderings, the
-//! Chrome trace event format and a hand-drawn SVG timeline, live in
-//! `trace/chrome.rs` and `trace/svg.rs`, over the spans `trace/spans.rs`
-//! pairs from the events.
+//! event rings the scheduler records into, rendered in the Chrome trace
+//! event format ([`Trace::write_chrome_json`]) or as an SVG timeline
+//! ([`Trace::write_svg`]).
 //!
 //! Recording is off unless [`Builder::trace`](crate::Builder::trace) turns it
 //! on; without the `trace` feature every hook compiles to nothing.
+
+// The rings are the core's (`sched/recorder.rs`); the two renderings live in
+// `chrome.rs` and `svg.rs`, over the spans `spans.rs` pairs from the events.
 
 use crate::Pool;
 
