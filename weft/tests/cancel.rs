@@ -12,24 +12,16 @@ use std::task::{Context, Poll, Waker};
 use std::thread;
 use std::time::{Duration, Instant};
 
+mod common;
+
+use common::eventually;
+
 use weft::{Aborted, JoinHandle, Pool};
 
 const PATIENCE: Duration = Duration::from_secs(30);
 
 fn pool(workers: usize) -> Pool {
     Pool::builder().workers(workers).build().unwrap()
-}
-
-/// Waits until `condition` holds; false if it did not within [`PATIENCE`].
-fn eventually(condition: impl Fn() -> bool) -> bool {
-    let deadline = Instant::now() + PATIENCE;
-    while !condition() {
-        if Instant::now() > deadline {
-            return false;
-        }
-        thread::sleep(Duration::from_millis(1));
-    }
-    true
 }
 
 /// Joins `handle`, failing (instead of hanging) after [`PATIENCE`].
@@ -153,7 +145,7 @@ fn a_queued_closure_aborted_never_runs_and_is_dropped_once() {
     assert_eq!(drops.load(Ordering::SeqCst), 0);
     handle.abort();
     release.send(()).unwrap();
-    assert!(eventually(|| handle.is_finished()));
+    assert!(eventually(PATIENCE, || handle.is_finished()));
     assert_eq!(drops.load(Ordering::SeqCst), 1);
     assert!(is_aborted(&join(handle)));
     assert!(!ran.load(Ordering::SeqCst));
@@ -180,7 +172,7 @@ fn a_running_closure_aborted_completes_with_its_value() {
 /// Waits for `handle`'s task to finish, aborts it (which must do nothing)
 /// and joins it.
 fn abort_finished<T>(handle: JoinHandle<T>) -> thread::Result<T> {
-    assert!(eventually(|| handle.is_finished()));
+    assert!(eventually(PATIENCE, || handle.is_finished()));
     handle.abort();
     join(handle)
 }
@@ -201,10 +193,14 @@ fn a_pending_future_aborted_is_dropped_though_nothing_wakes_it() {
     let pool = pool(2);
     let (future, probe) = stuck();
     let handle = pool.spawn_future(future);
-    assert!(eventually(|| probe.slot.lock().unwrap().is_some()));
+    assert!(eventually(PATIENCE, || probe
+        .slot
+        .lock()
+        .unwrap()
+        .is_some()));
     handle.abort();
     handle.abort();
-    assert!(eventually(|| handle.is_finished()));
+    assert!(eventually(PATIENCE, || handle.is_finished()));
     assert_eq!(probe.drops.load(Ordering::SeqCst), 1);
     // Dropped instead of being polled again.
     assert_eq!(probe.polls.load(Ordering::SeqCst), 1);
@@ -240,7 +236,7 @@ fn a_future_aborted_during_its_poll_finishes_it_and_is_dropped_at_the_next() {
     assert_eq!(probe.drops.load(Ordering::SeqCst), 0);
     assert!(!handle.is_finished());
     release.send(()).unwrap();
-    assert!(eventually(|| handle.is_finished()));
+    assert!(eventually(PATIENCE, || handle.is_finished()));
     assert_eq!(probe.polls.load(Ordering::SeqCst), 1);
     assert_eq!(probe.drops.load(Ordering::SeqCst), 1);
     assert!(is_aborted(&join(handle)));
@@ -437,7 +433,7 @@ fn a_panicking_drop_of_an_aborted_future_is_contained() {
         slot: Arc::clone(&slot),
         _bomb: Bomb,
     });
-    assert!(eventually(|| slot.lock().unwrap().is_some()));
+    assert!(eventually(PATIENCE, || slot.lock().unwrap().is_some()));
     handle.abort();
     let payload = join(handle).unwrap_err();
     assert_eq!(payload.downcast_ref::<&str>(), Some(&"bomb"));
@@ -462,7 +458,11 @@ fn join_deadline_and_await_report_the_abort() {
     // A future awaiting the handle of an aborted future, on the pool.
     let (future, probe) = stuck();
     let inner = pool.spawn_future(future);
-    assert!(eventually(|| probe.slot.lock().unwrap().is_some()));
+    assert!(eventually(PATIENCE, || probe
+        .slot
+        .lock()
+        .unwrap()
+        .is_some()));
     inner.abort();
     let outer =
         pool.spawn_future(async move { inner.await.map_err(|payload| payload.is::<Aborted>()) });

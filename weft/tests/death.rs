@@ -2,8 +2,9 @@
 //! Each case runs in a child process (this test binary, re-run with the case
 //! named in an environment variable) so that exiting is what is tested.
 
-use std::process::Command;
 use std::time::Duration;
+
+mod common;
 
 const CASE_ENV: &str = "WEFT_DEATH_CASE";
 
@@ -50,28 +51,8 @@ fn child_entry() {
 }
 
 fn run_case(case: &str) {
-    let exe = std::env::current_exe().expect("test binary path");
-    let mut child = Command::new(exe)
-        .args(["--exact", "child_entry", "--nocapture", "--test-threads=1"])
-        .env(CASE_ENV, case)
-        // The child's own test-harness lines would read like this binary's.
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("start child");
     // A hang is the failure this guards against; the limit is far beyond need.
-    let deadline = std::time::Instant::now() + Duration::from_secs(120);
-    loop {
-        if let Some(status) = child.try_wait().expect("child status") {
-            assert!(status.success(), "case {case} ended with {status}");
-            return;
-        }
-        if std::time::Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("case {case} hung");
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    common::run_child_case(CASE_ENV, case, Duration::from_secs(120));
 }
 
 #[test]

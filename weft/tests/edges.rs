@@ -10,14 +10,16 @@
 //! to get through (no abort, no hang) simply returns.
 
 use std::cell::RefCell;
-use std::io::Read;
 use std::panic::{self, AssertUnwindSafe};
-use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
 use std::sync::{mpsc, Arc, Barrier, Mutex, OnceLock};
 use std::task::{Poll, Waker};
 use std::thread;
 use std::time::{Duration, Instant};
+
+mod common;
+
+use common::eventually;
 
 use weft::{Event, EventMode, JoinHandle, Pool, TicketQueue, WaitGroup};
 
@@ -32,63 +34,8 @@ const WAIT: Duration = Duration::from_secs(20);
 // ---------------------------------------------------------------------------
 // The parent side.
 
-fn tail(bytes: &[u8], max: usize) -> String {
-    let text = String::from_utf8_lossy(bytes);
-    let chars: Vec<char> = text.chars().collect();
-    let start = chars.len().saturating_sub(max);
-    chars[start..].iter().collect()
-}
-
 fn run_case(case: &str) {
-    let exe = std::env::current_exe().expect("test binary path");
-    let mut child = Command::new(exe)
-        .args(["--exact", "child_entry", "--nocapture", "--test-threads=1"])
-        .env(CASE_ENV, case)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start child");
-    // Drain both pipes as the child writes, so a chatty child never blocks.
-    let mut out = child.stdout.take().expect("child stdout");
-    let mut err = child.stderr.take().expect("child stderr");
-    let out_reader = thread::spawn(move || {
-        let mut bytes = Vec::new();
-        let _ = out.read_to_end(&mut bytes);
-        bytes
-    });
-    let err_reader = thread::spawn(move || {
-        let mut bytes = Vec::new();
-        let _ = err.read_to_end(&mut bytes);
-        bytes
-    });
-    let started = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("child status") {
-            break Some(status);
-        }
-        if started.elapsed() > CHILD_LIMIT {
-            let _ = child.kill();
-            let _ = child.wait();
-            break None;
-        }
-        thread::sleep(Duration::from_millis(10));
-    };
-    let stdout = out_reader.join().unwrap_or_default();
-    let stderr = err_reader.join().unwrap_or_default();
-    let report = format!(
-        "--- child stderr (tail) ---\n{}\n--- child stdout (tail) ---\n{}",
-        tail(&stderr, 4000),
-        tail(&stdout, 1500)
-    );
-    match status {
-        None => panic!("case {case} hung (killed after {CHILD_LIMIT:?})\n{report}"),
-        Some(status) => assert!(
-            status.success(),
-            "case {case} ended with {status} after {:?}\n{report}",
-            started.elapsed()
-        ),
-    }
+    common::run_child_case(CASE_ENV, case, CHILD_LIMIT);
 }
 
 // ---------------------------------------------------------------------------
@@ -295,20 +242,6 @@ fn join_within<T>(handle: JoinHandle<T>, what: &str) -> thread::Result<T> {
     match handle.join_timeout(WAIT) {
         Ok(result) => result,
         Err(_) => panic!("{what}: the join handle did not complete within {WAIT:?}"),
-    }
-}
-
-/// Polls `condition` until it holds or `limit` passes; returns whether it held.
-fn eventually(limit: Duration, mut condition: impl FnMut() -> bool) -> bool {
-    let deadline = Instant::now() + limit;
-    loop {
-        if condition() {
-            return true;
-        }
-        if Instant::now() > deadline {
-            return false;
-        }
-        thread::sleep(Duration::from_millis(5));
     }
 }
 

@@ -14,6 +14,10 @@ use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
+mod common;
+
+use common::assert_eventually;
+
 use weft::{Event, EventMode, Pool, WaitGroup};
 
 /// Long enough that only a deadlock reaches it.
@@ -45,15 +49,6 @@ fn pool(workers: usize) -> Pool {
     Pool::builder().workers(workers).build().expect("pool")
 }
 
-/// Polls `condition` until it holds (a deadlock guard, not a timing check).
-fn eventually(what: &str, condition: impl Fn() -> bool) {
-    let deadline = Instant::now() + DEADLOCK_GUARD;
-    while !condition() {
-        assert!(Instant::now() < deadline, "never happened: {what}");
-        thread::sleep(Duration::from_millis(1));
-    }
-}
-
 #[test]
 fn a_waiting_task_suspends_and_its_worker_runs_the_next_task_meanwhile() {
     guarded(|| {
@@ -77,13 +72,17 @@ fn a_waiting_task_suspends_and_its_worker_runs_the_next_task_meanwhile() {
                 done.done();
             });
         }
-        eventually("the second task runs while the first waits", || {
-            ran_meanwhile.load(Ordering::SeqCst) == 1
-        });
+        assert_eventually(
+            DEADLOCK_GUARD,
+            "the second task runs while the first waits",
+            || ran_meanwhile.load(Ordering::SeqCst) == 1,
+        );
         if FIBERS {
-            eventually("the waiting task shows as suspended", || {
-                pool.stats().suspended_now == 1
-            });
+            assert_eventually(
+                DEADLOCK_GUARD,
+                "the waiting task shows as suspended",
+                || pool.stats().suspended_now == 1,
+            );
         }
         gate.signal();
         done.wait();
@@ -304,7 +303,7 @@ fn ten_thousand_tasks_suspended_at_once_each_run_once() {
                 });
             }
             if FIBERS {
-                eventually("every task suspended", || {
+                assert_eventually(DEADLOCK_GUARD, "every task suspended", || {
                     pool.stats().suspended_now == tasks
                 });
             }

@@ -18,7 +18,11 @@ use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
 use std::sync::Arc;
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+mod common;
+
+use common::eventually;
 
 use weft::{Event, EventMode, Pool, WaitGroup};
 
@@ -27,26 +31,6 @@ const DEADLINE: Duration = Duration::from_secs(30);
 
 fn pool(workers: usize) -> Pool {
     Pool::builder().workers(workers).build().expect("pool")
-}
-
-/// Waits, without helping the pool, until `condition` holds or [`DEADLINE`]
-/// passes; returns whether it holds. Yields at first, then sleeps briefly, so
-/// that with more threads than cores the thread it waits for gets to run.
-fn wait_for(condition: impl Fn() -> bool) -> bool {
-    let start = Instant::now();
-    let mut rounds = 0u32;
-    while !condition() {
-        if start.elapsed() > DEADLINE {
-            return condition();
-        }
-        if rounds < 1_000 {
-            thread::yield_now();
-        } else {
-            thread::sleep(Duration::from_micros(200));
-        }
-        rounds += 1;
-    }
-    true
 }
 
 fn fib(n: u64) -> u64 {
@@ -91,7 +75,7 @@ fn second_half_overlaps_a_first_half_that_keeps_joining() {
     let ((saw, a_worker), b_worker) = pool.install(|| {
         weft::join(
             || {
-                let saw = wait_for(|| {
+                let saw = eventually(DEADLINE, || {
                     // Tiny joins: each one is a chance for the owner to share.
                     let ((), ()) = weft::join(|| (), || ());
                     b_started.load(SeqCst)
@@ -119,7 +103,7 @@ fn second_half_is_forced_out_of_a_first_half_that_never_joins() {
     let ((saw, a_worker), b_worker) = pool.install(|| {
         weft::join(
             || {
-                let saw = wait_for(|| b_started.load(SeqCst));
+                let saw = eventually(DEADLINE, || b_started.load(SeqCst));
                 (saw, weft::current_worker_index())
             },
             || {
@@ -157,7 +141,7 @@ fn halves_taken_from_the_top_wrap_the_join_stack_around() {
         let b_started = AtomicBool::new(false);
         let keep_joining = round % 2 == 1;
         let wait = || {
-            wait_for(|| {
+            eventually(DEADLINE, || {
                 if keep_joining {
                     let ((), ()) = weft::join(|| (), || ());
                 }
@@ -207,7 +191,7 @@ impl Concurrency {
         self.started.fetch_add(1, SeqCst);
         let now = self.running.fetch_add(1, SeqCst) + 1;
         self.max.fetch_max(now, SeqCst);
-        if !wait_for(|| enough(self)) {
+        if !eventually(DEADLINE, || enough(self)) {
             self.timed_out.fetch_add(1, SeqCst);
         }
         self.running.fetch_sub(1, SeqCst);
@@ -606,7 +590,7 @@ fn panics_when_the_second_half_was_stolen() {
     let saw = AtomicBool::new(false);
     let result = catch(|| {
         pool.join(
-            || saw.store(wait_for(|| b_started.load(SeqCst)), SeqCst),
+            || saw.store(eventually(DEADLINE, || b_started.load(SeqCst)), SeqCst),
             || {
                 b_started.store(true, SeqCst);
                 panic!("stolen b")
@@ -623,7 +607,7 @@ fn panics_when_the_second_half_was_stolen() {
     let result = catch(|| {
         pool.join(
             || {
-                saw.store(wait_for(|| b_started.load(SeqCst)), SeqCst);
+                saw.store(eventually(DEADLINE, || b_started.load(SeqCst)), SeqCst);
                 panic!("a after stolen b")
             },
             || {
@@ -642,7 +626,7 @@ fn panics_when_the_second_half_was_stolen() {
     let result = catch(|| {
         pool.join(
             || {
-                wait_for(|| b_started.load(SeqCst));
+                eventually(DEADLINE, || b_started.load(SeqCst));
                 panic!("a wins")
             },
             || {
@@ -657,7 +641,7 @@ fn panics_when_the_second_half_was_stolen() {
     assert_eq!(pool.install(|| fib(18)), fib_serial(18));
     let b_started = AtomicBool::new(false);
     let (saw, ()) = pool.join(
-        || wait_for(|| b_started.load(SeqCst)),
+        || eventually(DEADLINE, || b_started.load(SeqCst)),
         || b_started.store(true, SeqCst),
     );
     assert!(saw);
@@ -720,7 +704,7 @@ fn join_context_stolen_second_half_migrated() {
     let ((saw, a_migrated, a_worker), (b_migrated, b_worker)) = pool.install(|| {
         weft::join_context(
             |ctx| {
-                let saw = wait_for(|| b_started.load(SeqCst));
+                let saw = eventually(DEADLINE, || b_started.load(SeqCst));
                 (saw, ctx.migrated(), weft::current_worker_index())
             },
             |ctx| {
@@ -771,7 +755,7 @@ fn second_half_runs_while_the_first_half_blocks_its_only_worker() {
         let b_started = AtomicBool::new(false);
         let (saw, ()) = pool.install(|| {
             weft::join(
-                || weft::blocking(|| wait_for(|| b_started.load(SeqCst))),
+                || weft::blocking(|| eventually(DEADLINE, || b_started.load(SeqCst))),
                 || b_started.store(true, SeqCst),
             )
         });
@@ -795,7 +779,7 @@ fn second_half_runs_while_the_first_half_waits_in_another_pool() {
         let b_started = AtomicBool::new(false);
         let (saw, ()) = outer.install(|| {
             weft::join(
-                || inner.install(|| wait_for(|| b_started.load(SeqCst))),
+                || inner.install(|| eventually(DEADLINE, || b_started.load(SeqCst))),
                 || b_started.store(true, SeqCst),
             )
         });

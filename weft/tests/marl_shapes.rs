@@ -29,6 +29,10 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::thread;
 use std::time::{Duration, Instant};
 
+mod common;
+
+use common::assert_eventually;
+
 use weft::{Condvar, Event, EventMode, JoinHandle, Pool, TicketQueue, WaitGroup};
 
 /// marl runs its scheduler tests at these worker counts (`marl_test.cpp`; its
@@ -142,13 +146,6 @@ fn shuffled(n: usize, seed: u64) -> Vec<usize> {
         items.swap(i, j);
     }
     items
-}
-
-/// Polls until `condition` holds; a hang here is caught by the guard.
-fn until(condition: impl Fn() -> bool) {
-    while !condition() {
-        thread::sleep(Duration::from_micros(200));
-    }
 }
 
 fn counters(n: usize) -> Arc<Vec<AtomicUsize>> {
@@ -460,7 +457,9 @@ fn event_timed_waits_mixed_with_signals() {
             }
             // The zero-length waits time out for sure while the event is
             // clear: wait for one, so that the round has both outcomes.
-            until(|| timed_out.load(Ordering::SeqCst) > 0);
+            assert_eventually(DEADLOCK_GUARD, "a zero-length wait timed out", || {
+                timed_out.load(Ordering::SeqCst) > 0
+            });
             event.signal();
             wg.wait();
             event.clear();
@@ -940,7 +939,9 @@ fn condvar_wait_timeout_in_tasks() {
             }
             // The zero-length waits time out for sure before the notify:
             // wait for one, so that the round has both outcomes.
-            until(|| timed_out.load(Ordering::SeqCst) > 0);
+            assert_eventually(DEADLOCK_GUARD, "a zero-length wait timed out", || {
+                timed_out.load(Ordering::SeqCst) > 0
+            });
             let (signalled, condvar) = &*shared;
             *lock(signalled) = true;
             condvar.notify_all();
@@ -1038,7 +1039,9 @@ fn join_handle_join_inside_a_task_while_another_task_blocks() {
                 parent_joined.wait();
             })
         };
-        until(|| bystander_started.load(Ordering::SeqCst));
+        assert_eventually(DEADLOCK_GUARD, "the bystander started", || {
+            bystander_started.load(Ordering::SeqCst)
+        });
         child_go.signal();
         assert_eq!(parent.join().expect("parent"), 7);
         bystander.join().expect("bystander");

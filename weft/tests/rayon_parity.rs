@@ -15,6 +15,10 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
+mod common;
+
+use common::assert_eventually;
+
 use weft::{Pool, Yield};
 
 const HANG: Duration = Duration::from_secs(60);
@@ -55,14 +59,6 @@ fn receive<T>(receiver: &Receiver<T>, count: usize) -> Vec<T> {
 fn sorted(mut values: Vec<usize>) -> Vec<usize> {
     values.sort_unstable();
     values
-}
-
-fn wait_for(what: &str, condition: impl Fn() -> bool) {
-    let deadline = Instant::now() + HANG;
-    while !condition() {
-        assert!(Instant::now() < deadline, "never happened: {what}");
-        thread::sleep(Duration::from_millis(1));
-    }
 }
 
 // ---------------------------------------------------------------------------
@@ -416,7 +412,7 @@ fn a_task_of_a_dropped_pool_still_broadcasts() {
         weft::spawn_broadcast(move |index| sender.send(index).unwrap());
     });
     let opener = thread::spawn(move || {
-        wait_for("the pool closes", || handle.is_closed());
+        assert_eventually(HANG, "the pool closes", || handle.is_closed());
         gate_sender.send(()).unwrap();
     });
     drop(pool);

@@ -17,6 +17,10 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
+mod common;
+
+use common::assert_eventually;
+
 use weft::{BuildError, JoinError, JoinSet, Pool};
 
 const HANG: Duration = Duration::from_secs(60);
@@ -50,14 +54,6 @@ fn hold_worker(pool: &Pool) -> Sender<()> {
     });
     on_start.recv_timeout(HANG).expect("the worker is held");
     release
-}
-
-fn wait_for(what: &str, condition: impl Fn() -> bool) {
-    let deadline = Instant::now() + HANG;
-    while !condition() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        thread::sleep(Duration::from_millis(1));
-    }
 }
 
 /// `join_next`, failing rather than hanging: the set is joined on a helper
@@ -103,7 +99,7 @@ fn len_follows_spawns_and_each_task_comes_back_once() {
     assert_eq!(set.len(), 0);
     assert!(set.join_next().is_none());
     // Detached, not aborted: they all still run.
-    wait_for("the detached tasks", || {
+    assert_eventually(HANG, "the detached tasks", || {
         detached.load(Ordering::SeqCst) == 10
     });
 
@@ -194,7 +190,7 @@ fn dropping_the_set_drops_its_unstarted_tasks_without_running_them() {
     }
     drop(set);
     release.send(()).unwrap();
-    wait_for("the aborted closures' drops", || {
+    assert_eventually(HANG, "the aborted closures' drops", || {
         dropped.load(Ordering::SeqCst) == 16
     });
     drop(pool);
@@ -263,7 +259,7 @@ fn abort_all_keeps_the_tasks_in_the_set_until_joined() {
     let pool = pool(1);
     let mut set = JoinSet::new();
     let done: Vec<_> = (0..5).map(|i| set.spawn_on(&pool, move || i)).collect();
-    wait_for("the first tasks", || {
+    assert_eventually(HANG, "the first tasks", || {
         done.iter().all(|task| task.is_finished())
     });
     let release = hold_worker(&pool);
@@ -306,7 +302,7 @@ fn join_all_raises_a_tasks_panic_and_aborts_the_rest() {
     let pool = pool(1);
     let mut set = JoinSet::new();
     let first = set.spawn_on(&pool, || panic!("task failed"));
-    wait_for("the panicking task", || first.is_finished());
+    assert_eventually(HANG, "the panicking task", || first.is_finished());
     let release = hold_worker(&pool);
     let ran = Arc::new(AtomicBool::new(false));
     let dropped = counter();
@@ -321,7 +317,7 @@ fn join_all_raises_a_tasks_panic_and_aborts_the_rest() {
     let payload = panic::catch_unwind(AssertUnwindSafe(|| set.join_all())).unwrap_err();
     assert_eq!(payload.downcast_ref::<&str>(), Some(&"task failed"));
     release.send(()).unwrap();
-    wait_for("the aborted task's drop", || {
+    assert_eventually(HANG, "the aborted task's drop", || {
         dropped.load(Ordering::SeqCst) == 1
     });
     assert!(!ran.load(Ordering::SeqCst));
@@ -339,7 +335,7 @@ fn try_join_next_never_waits() {
     let handles: Vec<_> = (0..TASKS).map(|_| set.spawn_on(&pool, || ())).collect();
     assert!(set.try_join_next().is_none());
     release.send(()).unwrap();
-    wait_for("every task", || {
+    assert_eventually(HANG, "every task", || {
         handles.iter().all(|task| task.is_finished())
     });
     let mut count = 0;
@@ -550,7 +546,7 @@ fn shutdown_timeout_waits_out_its_timeout_before_dropping() {
     let handle = pool.handle();
     // Released well after the call closed the pool and its time ran out.
     let releaser = thread::spawn(move || {
-        wait_for("the shutdown to begin", || handle.is_closed());
+        assert_eventually(HANG, "the shutdown to begin", || handle.is_closed());
         thread::sleep(timeout + Duration::from_millis(200));
         release.send(()).unwrap();
     });
@@ -1085,5 +1081,7 @@ fn join_set_aborts_a_waiting_future() {
     // Aborted before the wake: whether or not its first poll had run, its
     // next one never starts.
     assert!(set.join_next().unwrap().unwrap_err().is_aborted());
-    wait_for("the future's drop", || dropped.load(Ordering::SeqCst) == 1);
+    assert_eventually(HANG, "the future's drop", || {
+        dropped.load(Ordering::SeqCst) == 1
+    });
 }

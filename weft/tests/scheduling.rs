@@ -8,6 +8,10 @@ use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
+mod common;
+
+use common::eventually;
+
 use weft::Pool;
 
 const HANG: Duration = Duration::from_secs(60);
@@ -18,14 +22,8 @@ fn pool(workers: usize) -> Pool {
 
 /// Waits (polling, with a generous deadline) until every worker is parked.
 fn wait_until_parked(pool: &Pool) {
-    let deadline = Instant::now() + HANG;
-    while pool.stats().sleeping_now != pool.workers() {
-        assert!(
-            Instant::now() < deadline,
-            "the pool never parked: {}",
-            pool.stats()
-        );
-        std::thread::sleep(Duration::from_millis(1));
+    if !eventually(HANG, || pool.stats().sleeping_now == pool.workers()) {
+        panic!("the pool never parked: {}", pool.stats());
     }
 }
 

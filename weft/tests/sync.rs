@@ -13,6 +13,10 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
+mod common;
+
+use common::assert_eventually;
+
 use weft::{Condvar, Event, EventMode, Pool, TicketQueue, WaitGroup};
 
 /// Long enough that only a deadlock reaches it.
@@ -42,15 +46,6 @@ fn guarded<T: Send + 'static>(test: impl FnOnce() -> T + Send + 'static) -> T {
             Err(payload) => panic::resume_unwind(payload),
         },
         Err(RecvTimeoutError::Timeout) => panic!("deadlock: not finished in {DEADLOCK_GUARD:?}"),
-    }
-}
-
-/// Polls `condition` until it holds (a deadlock guard, not a timing check).
-fn eventually(what: &str, condition: impl Fn() -> bool) {
-    let deadline = Instant::now() + DEADLOCK_GUARD;
-    while !condition() {
-        assert!(Instant::now() < deadline, "never happened: {what}");
-        thread::sleep(Duration::from_millis(1));
     }
 }
 
@@ -288,14 +283,16 @@ fn auto_event_each_signal_releases_exactly_one_waiter() {
                 wg.done();
             }));
         }
-        eventually("every waiter registered", || waiters(&event) == N);
+        assert_eventually(DEADLOCK_GUARD, "every waiter registered", || {
+            waiters(&event) == N
+        });
         for k in 1..=N {
             if step_by_step {
                 assert_eq!(released.load(Ordering::SeqCst), k - 1);
             }
             event.signal();
             if step_by_step {
-                eventually("a signal releases a waiter", || {
+                assert_eventually(DEADLOCK_GUARD, "a signal releases a waiter", || {
                     released.load(Ordering::SeqCst) >= k
                 });
             }
@@ -435,7 +432,9 @@ fn auto_event_stress_on_64_workers() {
         // An auto event holds one signal, not a count: signals sent while
         // nobody waits would merge, so every wait is registered first (the
         // waiting workers run the queued waiter tasks on top of each other).
-        eventually("every waiter registered", || waiters(&event) == WAITS);
+        assert_eventually(DEADLOCK_GUARD, "every waiter registered", || {
+            waiters(&event) == WAITS
+        });
         let signallers: Vec<_> = (0..4)
             .map(|_| {
                 let event = event.clone();
@@ -747,11 +746,13 @@ fn condvar_notify_one_releases_one_and_notify_all_releases_all() {
         let threads = spawn_waiters();
         // A waiter counted under the mutex is registered with the condvar
         // before it releases the mutex.
-        eventually("every waiter registered", || counts.lock().unwrap().0 == N);
+        assert_eventually(DEADLOCK_GUARD, "every waiter registered", || {
+            counts.lock().unwrap().0 == N
+        });
         for k in 1..=N {
             assert_eq!(counts.lock().unwrap().1, k - 1);
             condvar.notify_one();
-            eventually("a notify releases a waiter", || {
+            assert_eventually(DEADLOCK_GUARD, "a notify releases a waiter", || {
                 counts.lock().unwrap().1 >= k
             });
         }
@@ -763,7 +764,9 @@ fn condvar_notify_one_releases_one_and_notify_all_releases_all() {
 
         *counts.lock().unwrap() = (0, 0);
         let threads = spawn_waiters();
-        eventually("every waiter registered", || counts.lock().unwrap().0 == N);
+        assert_eventually(DEADLOCK_GUARD, "every waiter registered", || {
+            counts.lock().unwrap().0 == N
+        });
         condvar.notify_all();
         for thread in threads {
             thread.join().unwrap();

@@ -5,20 +5,22 @@
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Barrier};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::Value;
+mod common;
+
+use common::assert_eventually;
+
 use weft::trace::{EventKind, Trace};
 use weft::{Pool, WaitGroup};
 
 /// Waits until the pool's workers have counted `tasks` tasks as run: a task
 /// signals its waiter just before its worker records its end and counts it.
 fn settle(pool: &Pool, tasks: u64) {
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while pool.stats().total().tasks_run < tasks {
-        assert!(Instant::now() < deadline, "tasks never finished");
-        std::thread::sleep(Duration::from_millis(1));
-    }
+    assert_eventually(Duration::from_secs(5), "tasks finished", || {
+        pool.stats().total().tasks_run >= tasks
+    });
 }
 
 /// `tasks` fire-and-forget tasks from outside the pool, each holding its
