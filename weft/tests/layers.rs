@@ -153,3 +153,41 @@ fn the_core_imports_only_itself_and_the_facade() {
         outside.join("\n")
     );
 }
+
+/// The crate root is the crate's docs, its module list and its re-exports:
+/// code that runs lives in a layer (the free functions in `api/free.rs`),
+/// so that no layer imports the root to reach it.
+#[test]
+fn the_crate_root_is_docs_and_re_exports() {
+    let lib = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("src")
+        .join("lib.rs");
+    let text = fs::read_to_string(lib).expect("lib.rs");
+    let code: Vec<(usize, &str)> = text
+        .lines()
+        .enumerate()
+        .filter(|(_, line)| {
+            let line = line.trim_start();
+            let line = line.strip_prefix("pub ").unwrap_or(line);
+            [
+                "fn ",
+                "unsafe fn ",
+                "impl",
+                "struct ",
+                "enum ",
+                "static ",
+                "const ",
+            ]
+            .iter()
+            .any(|start| line.starts_with(start))
+        })
+        .collect();
+    assert!(
+        code.is_empty(),
+        "lib.rs defines code:\n{}",
+        code.iter()
+            .map(|(n, line)| format!("lib.rs:{}: {line}", n + 1))
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+}
