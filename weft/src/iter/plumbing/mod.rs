@@ -127,8 +127,7 @@ pub trait Producer: Send + Sized {
     /// accumulator, `map_init`'s scratch value). The driver then folds a
     /// leaf in one go instead of a chunk at a time, as every chunk would
     /// make a state and the consumer then merge it: per chunk of a few
-    /// microseconds, a word count's maps cost more than its words
-    /// (docs/PARALLEL.md).
+    /// microseconds, a word count's maps would cost more than its words.
     fn keeps_state(&self) -> bool {
         false
     }
