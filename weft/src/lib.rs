@@ -339,11 +339,13 @@ pub use crate::api::free::{
     yield_now, Yield,
 };
 #[cfg(not(loom))]
+pub use crate::api::handle::{Handle, SpawnError};
+#[cfg(not(loom))]
 pub use crate::api::join::{join, join_context, FnContext};
 #[cfg(not(loom))]
 pub use crate::api::join_set::{JoinError, JoinSet};
 #[cfg(not(loom))]
-pub use crate::api::pool::{Handle, Pool, ShutdownReport, SpawnError};
+pub use crate::api::pool::{Pool, ShutdownReport};
 #[cfg(not(loom))]
 pub use crate::api::scope::{
     in_place_scope, in_place_scope_fifo, scope, scope_fifo, Scope, ScopeFifo,

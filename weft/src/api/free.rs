@@ -167,7 +167,9 @@ where
     OP: Fn(usize) -> R + Sync,
     R: Send,
 {
-    crate::api::global::with_current_pool(|registry| crate::api::pool::broadcast(registry, &op))
+    crate::api::global::with_current_pool(|registry| {
+        crate::api::on_workers::broadcast(registry, &op)
+    })
 }
 
 /// Runs `op` once on every worker of the pool the caller is in (else of the
@@ -188,7 +190,7 @@ where
     OP: Fn(usize) + Send + Sync + 'static,
 {
     crate::api::global::with_current_pool(|registry| {
-        crate::api::pool::spawn_broadcast_in(registry, op)
+        crate::api::on_workers::spawn_broadcast_in(registry, op)
     });
 }
 

@@ -70,7 +70,7 @@ pub(crate) fn with_current_pool<R>(f: impl FnOnce(&Arc<Registry>) -> R) -> R {
 pub(crate) fn in_worker<R: Send>(op: impl FnOnce() -> R + Send) -> R {
     match WorkerThread::current() {
         Some(_) => op(),
-        None => crate::api::pool::install(&free_function_pool(), op),
+        None => crate::api::on_workers::install(&free_function_pool(), op),
     }
 }
 

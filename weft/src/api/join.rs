@@ -84,7 +84,7 @@ where
     let b = |migrated| b(FnContext { migrated });
     match WorkerThread::current() {
         Some(worker) => fork::join_on(worker, a, b, false),
-        None => crate::api::pool::install(&crate::api::global::free_function_pool(), || {
+        None => crate::api::on_workers::install(&crate::api::global::free_function_pool(), || {
             let worker = WorkerThread::current().expect("install runs on a worker");
             fork::join_on(worker, a, b, true)
         }),

@@ -17,8 +17,10 @@
 pub(crate) mod builder;
 pub(crate) mod free;
 pub(crate) mod global;
+pub(crate) mod handle;
 pub(crate) mod join;
 pub(crate) mod join_set;
+pub(crate) mod on_workers;
 pub(crate) mod pool;
 pub(crate) mod scope;
 pub(crate) mod task;

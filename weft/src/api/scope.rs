@@ -6,7 +6,7 @@ use std::marker::PhantomData;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::{Arc, Mutex};
 
-use crate::api::pool::SendPtr;
+use crate::api::on_workers::SendPtr;
 use crate::facade::lock;
 use crate::sched::job::{ClosureJob, JobRef};
 use crate::sched::latch::{CountLatch, Latch};
@@ -147,7 +147,7 @@ where
     if WorkerThread::current().is_some() {
         in_place(fifo, op)
     } else {
-        crate::api::pool::install(&crate::api::global::free_function_pool(), || {
+        crate::api::on_workers::install(&crate::api::global::free_function_pool(), || {
             in_place(fifo, op)
         })
     }
