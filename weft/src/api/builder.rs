@@ -4,19 +4,16 @@
 use std::any::Any;
 use std::fmt;
 use std::io;
-use std::panic::{self, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle as ThreadHandle;
 use std::time::Duration;
 
-use crate::api::pool::{Pool, ThreadExits};
+use crate::api::pool::Pool;
+use crate::sched::assembly::{assemble, PoolPlan, StartFailed, WorkerStart};
 use crate::sched::fiber::FiberSettings;
 pub use crate::sched::fiber::{DEFAULT_FIBER_STACK, DEFAULT_MAX_SUSPENDED};
-use crate::sched::registry::{Hooks, PanicHandler, Registry, ThreadHook};
-use crate::sched::spares::Spares;
+use crate::sched::registry::{Hooks, PanicHandler, ThreadHook};
 use crate::sched::threads::ThreadSetup;
-use crate::sched::worker::SeatQueues;
 
 /// The environment variable that sets the default number of workers.
 pub const WORKERS_ENV: &str = "WEFT_WORKERS";
@@ -650,16 +647,6 @@ impl Builder {
             Some(requested) => requested,
             None => DEFAULT_MAX_BLOCKING.min(room),
         };
-        let mut locals = Vec::with_capacity(workers + max_blocking);
-        let mut stealers = Vec::with_capacity(workers + max_blocking);
-        let mut yield_stealers = Vec::with_capacity(workers + max_blocking);
-        for _ in 0..workers + max_blocking {
-            let (queues, stealer, yield_stealer) = SeatQueues::new();
-            locals.push(queues);
-            stealers.push(stealer);
-            yield_stealers.push(yield_stealer);
-        }
-        let spare_locals = locals.split_off(workers);
         let max_spinning = self.max_spinning.unwrap_or(workers / 2).max(1);
         let hooks = Hooks {
             spin: self.spin.unwrap_or(DEFAULT_SPIN),
@@ -676,98 +663,36 @@ impl Builder {
                 .trace
                 .map(|events| crate::sched::recorder::Tracer::new(workers, max_blocking, events)),
         };
-        let setup = ThreadSetup {
-            name: self.thread_name.map(Arc::from),
-            stack_size: self.stack_size,
+        let plan = PoolPlan {
             workers,
-        };
-        let spares = Spares::new(workers, spare_locals, setup.clone());
-        let registry = Arc::new(Registry::new(
-            stealers,
-            yield_stealers,
-            workers,
-            spares,
+            max_blocking,
             max_spinning,
             hooks,
-        ));
-        let cores = if self.pin_workers {
-            core_affinity::get_core_ids().unwrap_or_default()
-        } else {
-            Vec::new()
+            setup: ThreadSetup {
+                name: self.thread_name.map(Arc::from),
+                stack_size: self.stack_size,
+                workers,
+            },
+            pin_workers: self.pin_workers,
+            adopt_seat_0: self.use_current_thread,
         };
-        let mut threads = Vec::with_capacity(workers);
-        let exits = Arc::new(ThreadExits::default());
-        let mut locals = locals.into_iter().enumerate();
-        // Seat 0's queues, for the calling thread once the others started.
-        let adopted = if self.use_current_thread {
-            locals.next().map(|(_, queues)| queues)
-        } else {
-            None
-        };
-        // The user's `thread_name` and spawn handler run in this loop: if
-        // either panics, the workers already started are stopped and waited
-        // for before the panic goes on to the caller, as on a spawn failure.
-        let started = panic::catch_unwind(AssertUnwindSafe(|| {
-            for (index, queues) in locals {
-                let name = setup.name(index);
-                let core = (!cores.is_empty()).then(|| cores[index % cores.len()]);
-                let abandoned = Arc::new(AtomicBool::new(false));
-                // Counted before the thread can start; a `ThreadBuilder`
-                // dropped unrun (a failed spawn drops it too, a panicking
-                // one while unwinding) ends both counts itself.
-                exits.enter();
-                registry.count_start_hook();
-                let thread = ThreadBuilder {
-                    index,
-                    name,
-                    stack_size: self.stack_size,
-                    start: Some(WorkerStart {
-                        registry: Arc::clone(&registry),
-                        queues,
-                        core,
-                        exits: Arc::clone(&exits),
-                        abandoned: Arc::clone(&abandoned),
-                    }),
-                };
-                match start(thread) {
-                    // Acquire: pairs with the Release of an unrun drop on
-                    // another thread, which did not run the worker.
-                    Ok(_) if abandoned.load(Ordering::Acquire) => {
-                        return Err(BuildError::ThreadSpawn {
-                            index,
-                            source: io::Error::other(
-                                "the spawn handler returned Ok but dropped the ThreadBuilder without running it",
-                            ),
-                        });
-                    }
-                    Ok(handle) => threads.extend(handle),
-                    Err(source) => return Err(BuildError::ThreadSpawn { index, source }),
-                }
-            }
-            Ok(())
-        }));
-        let failure = match started {
-            Ok(Ok(())) => {
-                let holder = adopted.is_some();
-                if let Some(queues) = adopted {
-                    crate::sched::adopted::adopt(&registry, queues);
-                }
-                return Ok(Pool::from_parts(registry, threads, exits, holder));
-            }
-            Ok(Err(error)) => Ok(error),
-            Err(payload) => Err(payload),
-        };
-        // Stop the workers already started: the pool never held a task.
-        // Spares a start hook's blocking call started are joined too.
-        registry.close();
-        exits.wait_all();
-        for handle in threads {
-            let _ = handle.join();
-        }
-        registry.spares.join();
-        match failure {
-            Ok(error) => Err(error),
-            Err(payload) => panic::resume_unwind(payload),
+        let stack_size = self.stack_size;
+        let assembled = assemble(plan, &mut |index, name, worker| {
+            start(ThreadBuilder {
+                index,
+                name,
+                stack_size,
+                start: Some(worker),
+            })
+        });
+        match assembled {
+            Ok(pool) => Ok(Pool::from_parts(
+                pool.registry,
+                pool.threads,
+                pool.exits,
+                pool.adopted,
+            )),
+            Err(StartFailed { index, source }) => Err(BuildError::ThreadSpawn { index, source }),
         }
     }
 
@@ -806,15 +731,6 @@ pub struct ThreadBuilder {
     stack_size: Option<usize>,
     /// What `run` needs; taken by `run`, so `None` only after it.
     start: Option<WorkerStart>,
-}
-
-struct WorkerStart {
-    registry: Arc<Registry>,
-    queues: SeatQueues,
-    core: Option<core_affinity::CoreId>,
-    exits: Arc<ThreadExits>,
-    /// Set if this was dropped unrun, for `build` to tell.
-    abandoned: Arc<AtomicBool>,
 }
 
 impl ThreadBuilder {
@@ -857,22 +773,7 @@ impl ThreadBuilder {
         let Some(start) = self.start.take() else {
             unreachable!("a ThreadBuilder runs at most once");
         };
-        struct Leave(Arc<ThreadExits>);
-        impl Drop for Leave {
-            fn drop(&mut self) {
-                self.0.leave();
-            }
-        }
-        let _leave = Leave(start.exits);
-        // Counted here, not in `build`, so that a worker never run is never
-        // counted: the pool cannot drain before this worker's start hook
-        // has run (its count was taken before the thread could start), so
-        // every start is counted before the pool can stop (registry.rs).
-        start.registry.worker_started();
-        if let Some(core) = start.core {
-            core_affinity::set_for_current(core);
-        }
-        crate::sched::worker::run(start.registry, self.index, start.queues);
+        start.run();
     }
 
     /// A `std::thread::Builder` with this worker's name and stack size.
@@ -886,16 +787,10 @@ impl ThreadBuilder {
 }
 
 impl Drop for ThreadBuilder {
-    /// Unrun: the worker never starts. Its start hook's count is ended (the
-    /// pool can then drain without it) and the pool no longer waits for it.
+    /// Unrun: the worker never starts, and the pool no longer counts on it.
     fn drop(&mut self) {
         if let Some(start) = self.start.take() {
-            start.abandoned.store(true, Ordering::Release);
-            start.registry.start_hook_refused();
-            // The books may balance now, with every worker parked: check, as
-            // a refused push does (registry.rs, "Shutdown").
-            start.registry.terminate_if_drained();
-            start.exits.leave();
+            start.abandon();
         }
     }
 }

@@ -3,7 +3,7 @@
 //! handle.rs; running a closure on its workers, in on_workers.rs.
 
 use std::fmt;
-use std::sync::{Arc, Condvar, Mutex, PoisonError};
+use std::sync::Arc;
 use std::thread::JoinHandle as ThreadHandle;
 use std::time::{Duration, Instant};
 
@@ -12,7 +12,7 @@ use crate::api::handle::{check_index, Handle};
 use crate::api::on_workers::{broadcast, install, spawn_broadcast_in};
 use crate::api::scope::{Scope, ScopeFifo};
 use crate::api::task::{self, JoinHandle};
-use crate::facade::{lock, wait};
+use crate::sched::assembly::ThreadExits;
 use crate::sched::registry::Registry;
 use crate::sched::waiter::block_until;
 use crate::sched::worker::WorkerThread;
@@ -601,59 +601,6 @@ impl ShutdownReport {
     /// false only for a call from inside the pool.
     pub fn joined(&self) -> bool {
         self.joined
-    }
-}
-
-/// The worker threads of one pool still in their loop: `drop` and
-/// `shutdown_timeout` wait on it, as they cannot join threads a spawn
-/// handler started. Counted up before a thread starts, down as it leaves
-/// [`crate::ThreadBuilder::run`] (or as an unrun `ThreadBuilder` drops).
-#[derive(Default)]
-pub(crate) struct ThreadExits {
-    running: Mutex<usize>,
-    all_out: Condvar,
-}
-
-impl ThreadExits {
-    /// One more thread is about to start.
-    pub(crate) fn enter(&self) {
-        *lock(&self.running) += 1;
-    }
-
-    /// A thread left its loop (or will never start it).
-    pub(crate) fn leave(&self) {
-        let mut running = lock(&self.running);
-        *running -= 1;
-        if *running == 0 {
-            self.all_out.notify_all();
-        }
-    }
-
-    /// Waits until every thread has left.
-    pub(crate) fn wait_all(&self) {
-        self.wait(None);
-    }
-
-    /// Waits until every thread has left, or `deadline`; returns whether
-    /// they all have.
-    fn wait(&self, deadline: Option<Instant>) -> bool {
-        let mut running = lock(&self.running);
-        while *running > 0 {
-            running = match deadline {
-                None => wait(&self.all_out, running),
-                Some(deadline) => {
-                    let now = Instant::now();
-                    if now >= deadline {
-                        return false;
-                    }
-                    self.all_out
-                        .wait_timeout(running, deadline - now)
-                        .unwrap_or_else(PoisonError::into_inner)
-                        .0
-                }
-            };
-        }
-        true
     }
 }
 

@@ -6,7 +6,8 @@
 //! shutdown story), the wake/park protocol (`sleep`), the worker loop
 //! (`worker`), the spare seats that stand in for a blocked worker
 //! (`spares`), the seat held by the thread that built its pool
-//! (`adopted`), the fibers a waiting task suspends on (`fiber`) and their stacks
+//! (`adopted`), how a pool is put together and rolled back when a thread
+//! fails to start (`assembly`), the fibers a waiting task suspends on (`fiber`) and their stacks
 //! (`fiber_stack`: one budget for the whole process), blocking a
 //! thread until a condition holds (`waiter`), the
 //! per-seat counters (`counters`) and event rings (`recorder`), the list of
@@ -34,6 +35,8 @@
 
 #[cfg(not(loom))]
 pub(crate) mod adopted;
+#[cfg(not(loom))]
+pub(crate) mod assembly;
 pub(crate) mod barrier;
 pub(crate) mod context;
 pub(crate) mod counters;
