@@ -16,168 +16,207 @@
 //!   never more than `sleeping`;
 //! * `in_flight` — workers woken to search that have not yet made those wakes.
 //!
+//! # How each step moves the counters
+//!
+//! Every change is one RMW on `state` (`Sleep::update`); a change of
+//! `sleeping` happens under the `sleepers` lock, with the list itself.
+//! "Clamped" means `unclaimed` is cut to `searching`, or `owed` to
+//! `sleeping`, in the same RMW.
+//!
+//! | step | `searching` | `unclaimed` | `sleeping` | `owed` | `in_flight` |
+//! | --- | --- | --- | --- | --- | --- |
+//! | `begin_idle_with`, under the bound: starts searching | +1 | +1 | | | |
+//! | `begin_idle_with`, at the bound: registers | | | +1 | | |
+//! | `notify_work`, an unclaimed searcher: claims it | | -1 | | | |
+//! | `notify_work`, none, a woken worker in flight: leaves it the wake | | | | +1 | |
+//! | `notify_work`, neither: wakes a sleeper (`wake_one_searcher`) | +1 | | -1 | clamped | +1 |
+//! | `end_search` (found work) | -1 | clamped | | | |
+//! | `give_up_search` (then registers) | -1 | clamped | +1 | | |
+//! | `make_owed_wakes`, work visible: pays one wake | +1 | | -1 | -1, clamped | +1 |
+//! | `make_owed_wakes`, done: leaves flight, cancels what no work needs | | | | -cancelled | -1 |
+//! | `cancel` (unregisters itself), `wake_worker` (`Wake::Direct`) | | | -1 | clamped | |
+//! | `wake_all` (shutdown) | | | -all | clamped | |
+//!
 //! # Invariants, and why the code keeps them
 //!
 //! loom checks them twice: on this module with a minimal loop around it
 //! (`sleep_loom_tests.rs`, deep interleavings), and as the shipping worker
 //! loop, registry and shutdown run it (`worker_loom_tests.rs`).
 //!
-//! 1. **No lost wake-up.** A task made visible in a queue, followed by
-//!    [`Sleep::notify_work`], is taken by some worker without waiting for an unrelated
-//!    event, while any worker is idle. The argument is a Dekker pairing of SeqCst
-//!    fences: the notifier does *push; fence; read `state`*; every worker that stops
-//!    searching or starts sleeping does *RMW on `state`; fence; look at the queues*.
-//!    Of the two, at least one sees the other's write. So for each push one of these
-//!    holds, by what the notifier read:
-//!    * `unclaimed > 0`: it claims a searcher (an RMW). That searcher, or whichever
-//!      searcher is last to stop, sweeps again after its own RMW, which comes later in
-//!      the SeqCst order, so it sees the task (rules *give-up* and *last-searcher*).
-//!    * `sleeping > owed`, no unclaimed searcher: a sleeper is woken for it, as a
-//!      searcher: by the notifier, or by a woken worker in flight (fan-out below).
-//!    * `sleeping <= owed`: every sleeper is already being woken; treat as the
-//!      next case: those wakes will be made, or cancelled by a woken worker
-//!      that sees no queued task after its RMW (rule *owed-but-taken*), which
-//!      then sweeps the queues itself.
-//!    * `searching > 0` but all claimed, nobody sleeping: the last searcher to stop
-//!      sees the task (rules below) and wakes a sleeper for it if one appeared.
-//!    * nobody searching, nobody sleeping: every worker is working. Each will look at
-//!      the queues again before it next sleeps: it becomes a searcher (and sweeps), or
-//!      parks at once only because `searching >= max_searching`, i.e. searchers exist
-//!      that registered *after* the notifier's read and so sweep after the push.
+//! ## 1. No lost wake-up
 //!
-//!    Rule *give-up*: a searcher that found nothing moves itself from `searching` to
-//!    `sleeping` in one RMW, then sweeps every queue once more before it blocks
-//!    ([`Sleep::give_up_search`] then [`Sleep::cancel`] or [`Sleep::park`]). A push
-//!    before that RMW is seen by the sweep; a push after it sees `sleeping > 0`.
-//!    Rule *last-searcher*: a searcher that found work ([`Sleep::end_search`]) and
-//!    was the last one checks, after its RMW and a fence, whether more work is visible;
-//!    if so, someone sleeps and no wake is already owed, it wakes a sleeper to search.
-//!    A worker that parks without having searched does not sweep again (Go's
-//!    issue 43997: non-searchers that poll burn CPU); the cases above show no
-//!    wake-up depends on it.
+//! A task made visible in a queue, followed by
+//! [`Sleep::notify_work`], is taken by some worker without waiting for an unrelated
+//! event, while any worker is idle. The argument is a Dekker pairing of SeqCst
+//! fences: the notifier does *push; fence; read `state`*; every worker that stops
+//! searching or starts sleeping does *RMW on `state`; fence; look at the queues*.
+//! Of the two, at least one sees the other's write. So for each push one of these
+//! holds, by what the notifier read:
+//! * `unclaimed > 0`: it claims a searcher (an RMW). That searcher, or whichever
+//!   searcher is last to stop, sweeps again after its own RMW, which comes later in
+//!   the SeqCst order, so it sees the task (rules *give-up* and *last-searcher*).
+//! * `sleeping > owed`, no unclaimed searcher: a sleeper is woken for it, as a
+//!   searcher: by the notifier, or by a woken worker in flight (fan-out below).
+//! * `sleeping <= owed`: every sleeper is already being woken; treat as the
+//!   next case: those wakes will be made, or cancelled by a woken worker
+//!   that sees no queued task after its RMW (rule *owed-but-taken*), which
+//!   then sweeps the queues itself.
+//! * `searching > 0` but all claimed, nobody sleeping: the last searcher to stop
+//!   sees the task (rules below) and wakes a sleeper for it if one appeared.
+//! * nobody searching, nobody sleeping: every worker is working. Each will look at
+//!   the queues again before it next sleeps: it becomes a searcher (and sweeps), or
+//!   parks at once only because `searching >= max_searching`, i.e. searchers exist
+//!   that registered *after* the notifier's read and so sweep after the push.
 //!
-//!    "A queue" is any queue others may take from: the global queue, each
-//!    seat's local and yield queues (the spare seats of `weft::blocking`
-//!    included, once started) and the pinned queues. A worker's `next` slot
-//!    (worker/next_slot.rs) is not one and needs no wake: only its owner takes from it,
-//!    and the owner is running the poll that filled it and takes it next.
+//! Rule *give-up*: a searcher that found nothing moves itself from `searching` to
+//! `sleeping` in one RMW, then sweeps every queue once more before it blocks
+//! ([`Sleep::give_up_search`] then [`Sleep::cancel`] or [`Sleep::park`]). A push
+//! before that RMW is seen by the sweep; a push after it sees `sleeping > 0`.
+//! Rule *last-searcher*: a searcher that found work ([`Sleep::end_search`]) and
+//! was the last one checks, after its RMW and a fence, whether more work is visible;
+//! if so, someone sleeps and no wake is already owed, it wakes a sleeper to search.
+//! A worker that parks without having searched does not sweep again (Go's
+//! issue 43997: non-searchers that poll burn CPU); the cases above show no
+//! wake-up depends on it.
 //!
-//!    "Made visible" covers every path that puts a task in such a queue, not
-//!    only a spawn: a task moved from one queue to another is made visible
-//!    anew and needs its own [`Sleep::notify_work`]. A batch steal
-//!    (`steal_batch_and_pop` into the taker's local queue) is such a move:
-//!    while the batch is on its way no queue shows it, so a searcher that
-//!    sweeps then, gives up and parks has seen nothing; the notify after the
-//!    batch lands (worker/own_queues.rs, `batch_moved`, whenever tasks were left behind)
-//!    is the push of this argument. Loom's batch model deadlocks without it.
+//! "A queue" is any queue others may take from: the global queue, each
+//! seat's local and yield queues (the spare seats of `weft::blocking`
+//! included, once started) and the pinned queues. A worker's `next` slot
+//! (worker/next_slot.rs) is not one and needs no wake: only its owner takes from it,
+//! and the owner is running the poll that filled it and takes it next.
 //!
-//!    Leaving the protocol is the mirror case. The cases above count on a
-//!    seat that is neither searching nor sleeping to look at the queues
-//!    before it next sleeps, and on a claimed searcher to sweep after its
-//!    next RMW. A seat that leaves the worker loop for good or for long (a
-//!    spare thread of `weft::blocking` going back to idle) would do neither,
-//!    so it *hands off* (`WorkerThread::hand_off`): after its last RMW on
-//!    `state`, a fence and one more look at the queues, with a notify for
-//!    what it sees (spares.rs gives the whole argument). The seat held by
-//!    the thread that built its pool (`use_current_thread`, adopted.rs)
-//!    needs no hand-off: it leaves the loop only where any waiting worker
-//!    does, at the end of a wait (after `end_search`, with rule
-//!    *last-searcher*), and is then a working seat until its next wait,
-//!    which is the only place it sleeps.
+//! "Made visible" covers every path that puts a task in such a queue, not
+//! only a spawn: a task moved from one queue to another is made visible
+//! anew and needs its own [`Sleep::notify_work`]. A batch steal
+//! (`steal_batch_and_pop` into the taker's local queue) is such a move:
+//! while the batch is on its way no queue shows it, so a searcher that
+//! sweeps then, gives up and parks has seen nothing; the notify after the
+//! batch lands (worker/own_queues.rs, `batch_moved`, whenever tasks were left behind)
+//! is the push of this argument. Loom's batch model deadlocks without it.
 //!
-//!    **Join stacks.** `join` leaves its second half on its seat's join
-//!    stack (join_stack.rs), and only the push that makes that stack
-//!    non-empty is followed by [`Sleep::notify_work`]; a push onto a stack
-//!    that holds older halves (every nested `join`) makes no notify and no
-//!    fence at all. Rule *covered-stack*: to the protocol a non-empty join
-//!    stack is one queue, made visible by the notify of the push that made
-//!    it non-empty, and made visible anew after every take from its top:
-//!    a share (the owner moves its oldest half to its local queue with
-//!    [`Sleep::notify_work`], whose fence also publishes the halves left
-//!    behind, as a batch steal's notify does) or a forced steal (the thief
-//!    notifies if halves remain: `WorkerThread::forced_out`). Halves pushed
-//!    in between go into a queue already visible: every look sees the whole
-//!    stack, a look that sees it non-empty keeps its worker asking until it
-//!    is taken down, and the cases above apply to the stack as to any queue.
-//!    (One wake per push is what fan-out promises spawned tasks; a join's
-//!    halves get one per stack and the last-searcher rule's cascade.)
+//! Leaving the protocol is the mirror case. The cases above count on a
+//! seat that is neither searching nor sleeping to look at the queues
+//! before it next sleeps, and on a claimed searcher to sweep after its
+//! next RMW. A seat that leaves the worker loop for good or for long (a
+//! spare thread of `weft::blocking` going back to idle) would do neither,
+//! so it *hands off* (`WorkerThread::hand_off`): after its last RMW on
+//! `state`, a fence and one more look at the queues, with a notify for
+//! what it sees (spares.rs gives the whole argument). The seat held by
+//! the thread that built its pool (`use_current_thread`, adopted.rs)
+//! needs no hand-off: it leaves the loop only where any waiting worker
+//! does, at the end of a wait (after `end_search`, with rule
+//! *last-searcher*), and is then a working seat until its next wait,
+//! which is the only place it sleeps.
 //!
-//!    The one race: a take from the top landing while the owner pushes, so
-//!    that the stack the owner saw as non-empty is empty and its new half
-//!    was never made visible. The owner reads `top` after its push, behind
-//!    a compiler fence ([`light`]), and a push that finds the stack empty
-//!    then notifies. A share is the owner's own take. A forced steal pays a
-//!    process-wide barrier ([`heavy`]) after its CAS, then looks at the
-//!    stack: either the owner's read of `top` came after that barrier and
-//!    saw the steal, or the new half was visible to the thief's look.
+//! ### Join stacks
 //!
-//!    [`light`]: crate::sched::barrier::light
-//!    [`heavy`]: crate::sched::barrier::heavy
+//! `join` leaves its second half on its seat's join
+//! stack (join_stack.rs), and only the push that makes that stack
+//! non-empty is followed by [`Sleep::notify_work`]; a push onto a stack
+//! that holds older halves (every nested `join`) makes no notify and no
+//! fence at all. Rule *covered-stack*: to the protocol a non-empty join
+//! stack is one queue, made visible by the notify of the push that made
+//! it non-empty, and made visible anew after every take from its top:
+//! a share (the owner moves its oldest half to its local queue with
+//! [`Sleep::notify_work`], whose fence also publishes the halves left
+//! behind, as a batch steal's notify does) or a forced steal (the thief
+//! notifies if halves remain: `WorkerThread::forced_out`). Halves pushed
+//! in between go into a queue already visible: every look sees the whole
+//! stack, a look that sees it non-empty keeps its worker asking until it
+//! is taken down, and the cases above apply to the stack as to any queue.
+//! (One wake per push is what fan-out promises spawned tasks; a join's
+//! halves get one per stack and the last-searcher rule's cascade.)
 //!
-//! 2. **Fan-out.** `k` tasks notified while `w` workers sleep and no searcher is
-//!    unclaimed wake `min(k, w)` workers (fewer only if the tasks are taken
-//!    before the wakes are made), promptly and in a tree: each notify
-//!    either claims one unclaimed searcher, or wakes one sleeper itself when no
-//!    woken worker is in flight, or adds one to `owed`. A woken worker's first act
-//!    ([`Sleep::make_owed_wakes`]) is to make up to [`WAKE_FANOUT`] owed wakes, so
-//!    the number of woken workers grows geometrically instead of one per
-//!    discovered task, and the submitter makes one system call rather than `k`.
-//!    No owed wake is stranded: a woken worker leaves `in_flight` only in an RMW
-//!    that sees `owed == 0`, or sees another worker still in flight (who will
-//!    check `owed` again when it leaves), or cancels the debt because no task
-//!    is queued any more (rule *owed-but-taken*, [`Sleep::make_owed_wakes`]:
-//!    short tasks are taken by the workers already awake, and waking more
-//!    would only burn CPU), and `owed <= sleeping` always. A woken worker
-//!    starts out claimed.
+//! The one race: a take from the top landing while the owner pushes, so
+//! that the stack the owner saw as non-empty is empty and its new half
+//! was never made visible. The owner reads `top` after its push, behind
+//! a compiler fence ([`light`]), and a push that finds the stack empty
+//! then notifies. A share is the owner's own take. A forced steal pays a
+//! process-wide barrier ([`heavy`]) after its CAS, then looks at the
+//! stack: either the owner's read of `top` came after that barrier and
+//! saw the steal, or the new half was visible to the thief's look.
 //!
-//! 3. **Bounded spinning.** A worker may start searching on its own only while
-//!    `searching < max_searching` ([`Sleep::begin_idle_with`] decides and registers
-//!    in one step). Woken workers search beyond the bound, but each was woken for a task it
-//!    is counted on, so `unclaimed <= max_searching` always holds, and a woken worker
-//!    whose first sweep finds nothing parks again at once while the bound is exceeded
-//!    ([`Sleep::too_many_searching`]). So at most `max_searching` workers spin past
-//!    one sweep. Searchers give up after the spin time (the caller's loop) and only
-//!    searchers sweep other queues again and again; the one exception is a task's
-//!    own call to `weft::yield_now`, one sweep by a working worker for one task
-//!    (worker/own_queues.rs, `yield_once`), which the cases of invariant 1 allow: a worker
-//!    that takes a task without being counted as a searcher only leaves a
-//!    claimed searcher less to find. The spin time itself is the pool's
-//!    (`Builder::spin`), lengthened for 50 us after a parallel loop called
-//!    from outside the pool ended, or after one called on a worker started
-//!    to split (`Registry::linger`: the next such loop then finds its
-//!    workers awake instead of waiting for wake-ups). During
-//!    that window the bound is the workers such a loop is cut for, one
-//!    fewer than the cores (its caller folds too: iter/plumbing/outside.rs,
-//!    `shares`), at least one and at most every seat
-//!    (`Sleep::with_linger_searching`), instead of `max_searching`: the next
-//!    loop's helpers are there at once, and a searcher more would only take
-//!    time slices from the loop. Still bounded: by the window, which only
-//!    such a loop opens, so an idle pool parks once it has
-//!    passed. In a pool of more than twice as many workers as cores the
-//!    window's bound is below `max_searching`, on purpose: searchers beyond
-//!    the loop's helpers would spin through the window on cores the loop
-//!    needs. The argument does not depend on the bound's value: invariant 1
-//!    counts on a searcher, any number of them, sweeping after its RMW, and
-//!    `unclaimed` stays at most the larger of the two bounds (a window may
-//!    open while more searchers than its bound search), at most the number
-//!    of seats. (The models open the window with every seat as the bound,
-//!    the largest it can be.)
+//! [`light`]: crate::sched::barrier::light
+//! [`heavy`]: crate::sched::barrier::heavy
 //!
-//! 4. **Idle is parked.** A sleeper blocks on its slot's condition variable with no
-//!    timeout; only a delivered [`Wake`] ends it. Nothing in the protocol ticks.
-//!    A searcher that asked a join stack's owner for a half keeps sweeping
-//!    past the spin time, as after a lost race (work is there), but for a
-//!    bounded ~20 us at most: then it takes the half by force (worker/search.rs,
-//!    `ASK_BEFORE_STEALING`).
-//!    One sleeper may take a little while to block: a worker whose `join` half
-//!    was stolen watches, for a bounded ~20 us and only its own condition and
-//!    [`Sleep::is_registered`], for that half to end (worker/wait.rs). It watches
-//!    after the sweep that rule *give-up* asks for, not before, so to the
-//!    protocol it is a registered sleeper slow to block, which the arguments
-//!    above allow for: work queued meanwhile finds it registered and wakes a
-//!    sleeper, and a wake delivered to it ends the watch.
+//! ## 2. Fan-out
 //!
-//! **Suspended tasks** (fiber.rs). A task that waits on a worker's fiber
+//! `k` tasks notified while `w` workers sleep and no searcher is
+//! unclaimed wake `min(k, w)` workers (fewer only if the tasks are taken
+//! before the wakes are made), promptly and in a tree: each notify
+//! either claims one unclaimed searcher, or wakes one sleeper itself when no
+//! woken worker is in flight, or adds one to `owed`. A woken worker's first act
+//! ([`Sleep::make_owed_wakes`]) is to make up to [`WAKE_FANOUT`] owed wakes, so
+//! the number of woken workers grows geometrically instead of one per
+//! discovered task, and the submitter makes one system call rather than `k`.
+//! No owed wake is stranded: a woken worker leaves `in_flight` only in an RMW
+//! that sees `owed == 0`, or sees another worker still in flight (who will
+//! check `owed` again when it leaves), or cancels the debt because no task
+//! is queued any more (rule *owed-but-taken*, [`Sleep::make_owed_wakes`]:
+//! short tasks are taken by the workers already awake, and waking more
+//! would only burn CPU), and `owed <= sleeping` always. A woken worker
+//! starts out claimed.
+//!
+//! ## 3. Bounded spinning
+//!
+//! A worker may start searching on its own only while `searching <
+//! max_searching` ([`Sleep::begin_idle_with`] decides and registers in one
+//! step). Woken workers search beyond the bound, but each was woken for a
+//! task it is counted on, so `unclaimed <= max_searching` always holds,
+//! and a woken worker whose first sweep finds nothing parks again at once
+//! while the bound is exceeded ([`Sleep::too_many_searching`]). So at most
+//! `max_searching` workers spin past one sweep.
+//!
+//! Searchers give up after the spin time (the caller's loop), and only
+//! searchers sweep other queues again and again. The one exception is a
+//! task's own call to `weft::yield_now`, one sweep by a working worker for
+//! one task (worker/own_queues.rs, `yield_once`), which the cases of
+//! invariant 1 allow: a worker that takes a task without being counted as
+//! a searcher only leaves a claimed searcher less to find.
+//!
+//! ### The linger window
+//!
+//! The spin time itself is the pool's (`Builder::spin`), lengthened for
+//! 50 us after a parallel loop called from outside the pool ended, or
+//! after one called on a worker started to split (`Registry::linger`: the
+//! next such loop then finds its workers awake instead of waiting for
+//! wake-ups). During that window the bound is the workers such a loop is
+//! cut for, one fewer than the cores (its caller folds too:
+//! iter/plumbing/outside.rs, `shares`), at least one and at most every
+//! seat (`Sleep::with_linger_searching`), instead of `max_searching`: the
+//! next loop's helpers are there at once, and a searcher more would only
+//! take time slices from the loop. In a pool of more than twice as many
+//! workers as cores the window's bound is below `max_searching`, on
+//! purpose: searchers beyond the loop's helpers would spin through the
+//! window on cores the loop needs.
+//!
+//! Still bounded: by the window, which only such a loop opens, so an idle
+//! pool parks once it has passed. The argument does not depend on the
+//! bound's value: invariant 1 counts on a searcher, any number of them,
+//! sweeping after its RMW, and `unclaimed` stays at most the larger of the
+//! two bounds (a window may open while more searchers than its bound
+//! search), at most the number of seats. (The models open the window with
+//! every seat as the bound, the largest it can be.)
+//!
+//! ## 4. Idle is parked
+//!
+//! A sleeper blocks on its slot's condition variable with no
+//! timeout; only a delivered [`Wake`] ends it. Nothing in the protocol ticks.
+//! A searcher that asked a join stack's owner for a half keeps sweeping
+//! past the spin time, as after a lost race (work is there), but for a
+//! bounded ~20 us at most: then it takes the half by force (worker/search.rs,
+//! `ASK_BEFORE_STEALING`).
+//! One sleeper may take a little while to block: a worker whose `join` half
+//! was stolen watches, for a bounded ~20 us and only its own condition and
+//! [`Sleep::is_registered`], for that half to end (worker/wait.rs). It watches
+//! after the sweep that rule *give-up* asks for, not before, so to the
+//! protocol it is a registered sleeper slow to block, which the arguments
+//! above allow for: work queued meanwhile finds it registered and wakes a
+//! sleeper, and a wake delivered to it ends the watch.
+//!
+//! # Suspended tasks
+//!
+//! (fiber.rs) A task that waits on a worker's fiber
 //! suspends, and the worker goes on with its loop on another fiber. The
 //! protocol sees nothing of it: a worker with suspended tasks is working,
 //! searching or sleeping like any other, so invariants 1 to 4 hold as they
@@ -200,8 +239,9 @@
 //! whose suspended task awaits a `join` half running elsewhere watches
 //! before it blocks, as a helping one does (invariant 4's watch).
 //!
-//! **Waits with no stack left to help on** (worker/wait.rs,
-//! `wait_without_helping`). A wait that can neither suspend nor help
+//! # Waits with no stack left to help on
+//!
+//! (worker/wait.rs, `wait_without_helping`) A wait that can neither suspend nor help
 //! deeper (its fiber's stack three quarters used) blocks its thread,
 //! polling its condition at most a millisecond apart, and never registers
 //! as a sleeper nor searches: to the protocol the worker is running its
@@ -212,6 +252,8 @@
 //! condition's setter sends the seat finds no sleeper and is dropped, which
 //! the polling makes up for. The worker's queued work stays stealable
 //! (tasks pinned to it wait for the wait to end).
+//!
+//! # One wake per registration
 //!
 //! A worker is woken at most once per registration: whoever removes it from
 //! `sleepers` (under the lock) owns its wake-up and delivers exactly one [`Wake`],
