@@ -1,0 +1,305 @@
+//! Shutdown racing spawns, aborts and wake-ups.
+
+use super::*;
+
+// --- 1. shutdown racing spawns and wake-ups -------------------------------
+
+/// Which `Handle` call the spawning threads of [`shutdown_races_spawns`] use.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Via {
+    Spawn,
+    SpawnOn,
+    SpawnFifo,
+    /// Each accepted call runs once on every worker.
+    SpawnBroadcast,
+}
+
+/// Threads spawn through a `Handle` as fast as they can while the pool is
+/// dropped: every drop returns, every spawn after it fails, and every spawn
+/// that was accepted ran exactly once (a broadcast once per worker).
+pub(super) fn shutdown_races_spawns(via: Via, worker_counts: &[usize]) {
+    let started = Instant::now();
+    let mut round = 0;
+    while round < 100 && (round < 10 || started.elapsed() < Duration::from_secs(5)) {
+        let workers = worker_counts[round % worker_counts.len()];
+        let pool = Pool::builder().workers(workers).build().unwrap();
+        let spammers = 2 + round % 2;
+        let barrier = Arc::new(Barrier::new(spammers + 1));
+        let accepted = counter();
+        let ran = counter();
+        let threads: Vec<_> = (0..spammers)
+            .map(|_| {
+                let handle = pool.handle();
+                let barrier = Arc::clone(&barrier);
+                let accepted = Arc::clone(&accepted);
+                let ran = Arc::clone(&ran);
+                thread::spawn(move || {
+                    barrier.wait();
+                    loop {
+                        let ran = Arc::clone(&ran);
+                        let (refused, runs) = match via {
+                            Via::Spawn => (handle.spawn(move || bump(&ran)).is_err(), 1),
+                            Via::SpawnOn => (handle.spawn_on(0, move || bump(&ran)).is_err(), 1),
+                            Via::SpawnFifo => (handle.spawn_fifo(move || bump(&ran)).is_err(), 1),
+                            Via::SpawnBroadcast => (
+                                handle.spawn_broadcast(move |_| bump(&ran)).is_err(),
+                                workers,
+                            ),
+                        };
+                        if refused {
+                            break;
+                        }
+                        accepted.fetch_add(runs, SeqCst);
+                    }
+                    assert!(handle.is_closed());
+                    assert!(handle.spawn(|| ()).is_err(), "a spawn after the drop");
+                })
+            })
+            .collect();
+        barrier.wait();
+        thread::sleep(Duration::from_micros(100 * (round % 5) as u64));
+        drop(pool);
+        for spammer in threads {
+            spammer.join().expect("spammer thread");
+        }
+        assert_eq!(
+            ran.load(SeqCst),
+            accepted.load(SeqCst),
+            "round {round}: tasks accepted through {via:?} did not all run by the drop",
+        );
+        round += 1;
+    }
+}
+
+pub(super) fn bump(count: &AtomicUsize) {
+    count.fetch_add(1, SeqCst);
+}
+
+/// A closure that records whether it ran, and whether it was dropped unrun.
+pub(super) struct Tally {
+    pub(super) ran: Arc<AtomicUsize>,
+    pub(super) dropped_unrun: Arc<AtomicUsize>,
+    pub(super) done: bool,
+}
+
+impl Tally {
+    fn run(mut self) {
+        self.done = true;
+        bump(&self.ran);
+    }
+}
+
+impl Drop for Tally {
+    fn drop(&mut self) {
+        if !self.done {
+            bump(&self.dropped_unrun);
+        }
+    }
+}
+
+/// One thread aborts tasks while their pool is dropped and its workers
+/// start them: every task either ran or was dropped unrun, exactly once,
+/// and every handle reports which (`Aborted` only for an unrun one).
+pub(super) fn shutdown_races_aborts() {
+    for round in 0..40 {
+        let pool = Pool::builder().workers(2 + round % 3).build().unwrap();
+        let ran = counter();
+        let dropped_unrun = counter();
+        let handles: Vec<JoinHandle<()>> = (0..64)
+            .map(|_| {
+                let tally = Tally {
+                    ran: Arc::clone(&ran),
+                    dropped_unrun: Arc::clone(&dropped_unrun),
+                    done: false,
+                };
+                pool.spawn_with_handle(move || tally.run())
+            })
+            .collect();
+        let handles = Arc::new(handles);
+        let aborter = {
+            let handles = Arc::clone(&handles);
+            thread::spawn(move || {
+                for handle in handles.iter().rev() {
+                    handle.abort();
+                }
+            })
+        };
+        drop(pool);
+        aborter.join().expect("aborting thread");
+        assert_eq!(
+            ran.load(SeqCst) + dropped_unrun.load(SeqCst),
+            64,
+            "round {round}: a task neither ran nor was dropped, or both"
+        );
+        let handles = Arc::try_unwrap(handles).expect("the aborter is done");
+        let aborted = handles
+            .into_iter()
+            .map(|handle| join_within(handle, "a task of a dropped pool"))
+            .filter(|result| {
+                result
+                    .as_ref()
+                    .is_err_and(|payload| payload.is::<weft::Aborted>())
+            })
+            .count();
+        assert_eq!(aborted, dropped_unrun.load(SeqCst), "round {round}");
+    }
+}
+
+/// Counts its drop.
+pub(super) struct CountsDrop(Arc<AtomicUsize>);
+
+impl Drop for CountsDrop {
+    fn drop(&mut self) {
+        bump(&self.0);
+    }
+}
+
+/// A future's task is one allocation shared by its handle, its wakers and
+/// its queued poll, and whoever lets go of the last waker or poll drops a
+/// pending future. Raced here against the pool's drop: one thread aborts
+/// futures, another takes the wakers they left out and wakes or drops them,
+/// some futures' destructors panic (one with a payload that panics when
+/// dropped). Every future is dropped exactly once, the drop returns (or
+/// hands a destructor's panic on), and every handle completes with `Err`.
+pub(super) fn shutdown_races_future_aborts() {
+    const FUTURES: usize = 32;
+    for round in 0..30 {
+        let pool = Pool::builder().workers(2 + round % 3).build().unwrap();
+        let dropped = counter();
+        let slots: Arc<Vec<Mutex<Option<Waker>>>> =
+            Arc::new((0..FUTURES).map(|_| Mutex::new(None)).collect());
+        let handles: Vec<JoinHandle<()>> = (0..FUTURES)
+            .map(|i| {
+                let slots = Arc::clone(&slots);
+                let guard = (
+                    CountsDrop(Arc::clone(&dropped)),
+                    (i % 8 == 3).then(|| PanicsOnDrop { bomb: i % 16 == 11 }),
+                );
+                pool.spawn_future(async move {
+                    let _guard = guard;
+                    std::future::poll_fn(|cx| {
+                        *slots[i].lock().unwrap() = Some(cx.waker().clone());
+                        Poll::<()>::Pending
+                    })
+                    .await;
+                })
+            })
+            .collect();
+        let handles = Arc::new(handles);
+        let aborter = {
+            let handles = Arc::clone(&handles);
+            thread::spawn(move || {
+                for handle in handles.iter().rev().step_by(2) {
+                    handle.abort();
+                }
+            })
+        };
+        let waker_user = {
+            let slots = Arc::clone(&slots);
+            thread::spawn(move || {
+                for _ in 0..4 {
+                    for (i, slot) in slots.iter().enumerate() {
+                        let waker = slot.lock().unwrap().take();
+                        match waker {
+                            Some(waker) if i % 3 == 0 => drop(waker),
+                            Some(waker) => waker.wake(),
+                            None => {}
+                        }
+                    }
+                    thread::yield_now();
+                }
+            })
+        };
+        thread::sleep(Duration::from_micros(100 * (round % 4) as u64));
+        forget_panic(panic::catch_unwind(AssertUnwindSafe(move || drop(pool))));
+        aborter.join().expect("the aborting thread");
+        waker_user.join().expect("the waking thread");
+        let handles = Arc::try_unwrap(handles).expect("the aborter is done");
+        for (i, handle) in handles.into_iter().enumerate() {
+            assert!(
+                forget_panic(join_within(handle, "a future of a dropped pool")),
+                "round {round}: future {i}, which never finishes, reported Ok"
+            );
+        }
+        // Wakers still left out belong to futures the pool's drop dropped.
+        drop(slots);
+        assert_eq!(
+            dropped.load(SeqCst),
+            FUTURES,
+            "round {round}: a future was not dropped, or dropped twice"
+        );
+    }
+}
+
+/// Foreign threads keep waking futures parked on `Event`s while the pool is
+/// dropped: the drop returns, and every future's handle completes (`Err` for
+/// the ones that could never finish).
+pub(super) fn shutdown_races_wakes() {
+    let started = Instant::now();
+    let mut round = 0;
+    while round < 60 && (round < 10 || started.elapsed() < Duration::from_secs(5)) {
+        let pool = Pool::builder().workers(2 + round % 3).build().unwrap();
+        let never = Arc::new(AtomicBool::new(false));
+        let auto: Vec<Event> = (0..8).map(|_| Event::new(EventMode::Auto)).collect();
+        let manual: Vec<Event> = (0..8).map(|_| Event::new(EventMode::Manual)).collect();
+        // Futures that wait again after every wake: they never finish.
+        let forever: Vec<JoinHandle<()>> = auto
+            .iter()
+            .map(|event| {
+                let event = event.clone();
+                let never = Arc::clone(&never);
+                pool.spawn_future(async move {
+                    while !never.load(SeqCst) {
+                        event.wait_async().await;
+                    }
+                })
+            })
+            .collect();
+        let once: Vec<JoinHandle<usize>> = manual
+            .iter()
+            .enumerate()
+            .map(|(i, event)| {
+                let event = event.clone();
+                pool.spawn_future(async move {
+                    event.wait_async().await;
+                    i
+                })
+            })
+            .collect();
+        let stop = Arc::new(AtomicBool::new(false));
+        let signallers: Vec<_> = (0..2)
+            .map(|t| {
+                let events: Vec<Event> = auto.iter().chain(manual.iter()).cloned().collect();
+                let stop = Arc::clone(&stop);
+                thread::spawn(move || {
+                    while !stop.load(SeqCst) {
+                        for event in events.iter().skip(t) {
+                            event.signal();
+                        }
+                        thread::yield_now();
+                    }
+                })
+            })
+            .collect();
+        thread::sleep(Duration::from_micros(200 * (round % 5) as u64));
+        drop(pool);
+        // The signals go on: a wake after the drop must not revive anything.
+        for (i, handle) in forever.into_iter().enumerate() {
+            let result = join_within(handle, "a parked future after the drop");
+            assert!(
+                forget_panic(result),
+                "round {round}: future {i} that never finishes reported Ok"
+            );
+        }
+        for (i, handle) in once.into_iter().enumerate() {
+            if let Ok(value) = join_within(handle, "a woken future after the drop") {
+                assert_eq!(value, i);
+            }
+        }
+        stop.store(true, SeqCst);
+        for signaller in signallers {
+            signaller.join().expect("signaller thread");
+        }
+        round += 1;
+    }
+}
