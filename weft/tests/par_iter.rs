@@ -1124,7 +1124,7 @@ fn repeat_repeat_n_once_and_empty() {
         let ctx = case.to_string();
         let len = case.len;
         let word = format!("w{}", case.seed % 97);
-        let seq: Vec<String> = std::iter::repeat(word.clone()).take(len).collect();
+        let seq: Vec<String> = std::iter::repeat_n(word.clone(), len).collect();
         assert_eq!(
             weft::iter::repeat_n(word.clone(), len).collect::<Vec<_>>(),
             seq,

@@ -120,7 +120,7 @@ impl<T: Clone + Send> ParallelIterator for RepeatN<T> {
         = RepeatNProducer<T>
     where
         Self: 'a;
-    type Seq = std::iter::Take<std::iter::Repeat<T>>;
+    type Seq = std::iter::RepeatN<T>;
     fn producer(&mut self) -> RepeatNProducer<T> {
         RepeatNProducer {
             value: self.value.clone(),
@@ -128,7 +128,7 @@ impl<T: Clone + Send> ParallelIterator for RepeatN<T> {
         }
     }
     fn into_seq(self) -> Self::Seq {
-        std::iter::repeat(self.value).take(self.count)
+        std::iter::repeat_n(self.value, self.count)
     }
     fn opt_len(&self) -> Option<usize> {
         Some(self.count)
@@ -143,7 +143,7 @@ impl<T: Clone + Send> IndexedParallelIterator for RepeatN<T> {
 
 impl<T: Clone + Send> Producer for RepeatNProducer<T> {
     type Item = T;
-    type IntoIter = std::iter::Take<std::iter::Repeat<T>>;
+    type IntoIter = std::iter::RepeatN<T>;
     fn len(&self) -> usize {
         self.count
     }
@@ -159,6 +159,6 @@ impl<T: Clone + Send> Producer for RepeatNProducer<T> {
         (left, right)
     }
     fn into_iter(self) -> Self::IntoIter {
-        std::iter::repeat(self.value).take(self.count)
+        std::iter::repeat_n(self.value, self.count)
     }
 }
