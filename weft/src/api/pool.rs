@@ -5,7 +5,7 @@
 use std::fmt;
 use std::sync::Arc;
 use std::thread::JoinHandle as ThreadHandle;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::api::builder::Builder;
 use crate::api::handle::{check_index, Handle};
@@ -454,7 +454,7 @@ impl Pool {
     /// (a task suspends and its worker runs others), starts dropping, and
     /// returns without joining, as `drop` does there: the report then has
     /// [`joined`](ShutdownReport::joined) false and counts only the tasks
-    /// dropped so far. A `timeout` too large for an [`Instant`] is no
+    /// dropped so far. A `timeout` too large for an [`Instant`](std::time::Instant) is no
     /// timeout: outside, the call is `drop`; inside, it returns at once,
     /// dropping nothing.
     ///
@@ -493,7 +493,7 @@ impl Pool {
     pub fn shutdown_timeout(mut self, timeout: Duration) -> ShutdownReport {
         let registry = Arc::clone(&self.registry);
         registry.close();
-        let deadline = Instant::now().checked_add(timeout);
+        let deadline = crate::sched::waiter::deadline_after(timeout);
         let caller = self.caller();
         let joined = !matches!(caller, Caller::CannotWait);
         let mut seat_left = false;

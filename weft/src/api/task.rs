@@ -510,7 +510,7 @@ impl<T> JoinHandle<T> {
     /// returned so the caller can wait again.
     pub fn join_timeout(self, timeout: Duration) -> Result<thread::Result<T>, JoinHandle<T>> {
         // A deadline past what `Instant` can hold is no deadline at all.
-        self.join_until(Instant::now().checked_add(timeout))
+        self.join_until(crate::sched::waiter::deadline_after(timeout))
     }
 
     /// As [`JoinHandle::join`], giving up at `deadline`; then the handle is

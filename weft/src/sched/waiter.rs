@@ -16,6 +16,14 @@ use crate::sched::fiber::FiberCell;
 use crate::sched::registry::Registry;
 use crate::sched::worker::WorkerThread;
 
+/// The deadline of a wait limited to `timeout` from now, the one rule every
+/// `*_timeout` wait of weft follows (crate docs, "Waits with a time limit"):
+/// a timeout past what `Instant` can hold (`Duration::MAX`) is no deadline
+/// at all, and the wait waits without a limit.
+pub(crate) fn deadline_after(timeout: std::time::Duration) -> Option<Instant> {
+    Instant::now().checked_add(timeout)
+}
+
 /// A thread blocked in [`block_until`], as the party that will wake it sees it.
 #[derive(Clone)]
 pub(crate) enum Waiter {

@@ -133,7 +133,7 @@ impl Condvar {
         guard: MutexGuard<'a, T>,
         timeout: Duration,
     ) -> (MutexGuard<'a, T>, WaitTimeoutResult) {
-        self.wait_until(mutex, guard, Instant::now().checked_add(timeout))
+        self.wait_until(mutex, guard, crate::sched::waiter::deadline_after(timeout))
     }
 
     /// As [`wait_timeout`](Condvar::wait_timeout), giving up at `deadline`.
@@ -165,7 +165,12 @@ impl Condvar {
     where
         F: FnMut(&mut T) -> bool,
     {
-        self.wait_until_while(mutex, guard, Instant::now().checked_add(timeout), condition)
+        self.wait_until_while(
+            mutex,
+            guard,
+            crate::sched::waiter::deadline_after(timeout),
+            condition,
+        )
     }
 
     /// As [`wait_timeout_while`](Condvar::wait_timeout_while), giving up at

@@ -4,7 +4,7 @@
 use std::fmt;
 use std::future::Future;
 use std::sync::{Arc, Mutex, Weak};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use super::waiters::{block_on, lock, AsyncWaitable, Released, Slot, WaitFuture, WaiterList};
 
@@ -220,23 +220,11 @@ impl Event {
         lock(&self.shared.state).signalled
     }
 
-    /// Blocks until the event is signalled (consuming the signal if auto-reset).
-    /// On a worker, runs other tasks meanwhile.
-    pub fn wait(&self) {
-        self.wait_until(None);
-    }
-
-    /// As [`wait`](Event::wait), giving up after `timeout`; returns whether the
-    /// event was signalled for this wait.
-    pub fn wait_timeout(&self, timeout: Duration) -> bool {
-        self.wait_until(Instant::now().checked_add(timeout))
-    }
-
-    /// As [`wait`](Event::wait), giving up at `deadline`; returns whether the
-    /// event was signalled for this wait.
-    pub fn wait_deadline(&self, deadline: Instant) -> bool {
-        self.wait_until(Some(deadline))
-    }
+    timed_waits!(
+        Event,
+        until: "the event is signalled (consuming the signal if auto-reset)",
+        returns: "the event was signalled for this wait"
+    );
 
     /// A future ready once the event is signalled for it (consuming the
     /// signal if auto-reset): the async form of [`wait`](Event::wait). While

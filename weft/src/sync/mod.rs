@@ -22,6 +22,32 @@
 //! Every wait with a time limit follows the crate's one convention (the
 //! crate docs, "Waits with a time limit").
 
+/// The three blocking waits of a primitive with a `wait_until(deadline)`
+/// that waits until `$until` or the deadline and says which came first:
+/// `wait`, `wait_timeout` and `wait_deadline`, written once for all of
+/// them (the crate docs' "Waits with a time limit" is their contract).
+macro_rules! timed_waits {
+    ($primitive:ident, until: $until:literal, returns: $returns:literal) => {
+        #[doc = concat!("Blocks until ", $until, ". A task on a worker suspends")]
+        /// meanwhile and its worker runs other tasks.
+        pub fn wait(&self) {
+            self.wait_until(None);
+        }
+
+        #[doc = concat!("As [`wait`](", stringify!($primitive), "::wait), giving up after")]
+        #[doc = concat!("`timeout`; returns whether ", $returns, ".")]
+        pub fn wait_timeout(&self, timeout: std::time::Duration) -> bool {
+            self.wait_until(crate::sched::waiter::deadline_after(timeout))
+        }
+
+        #[doc = concat!("As [`wait`](", stringify!($primitive), "::wait), giving up at")]
+        #[doc = concat!("`deadline`; returns whether ", $returns, ".")]
+        pub fn wait_deadline(&self, deadline: std::time::Instant) -> bool {
+            self.wait_until(Some(deadline))
+        }
+    };
+}
+
 mod condvar;
 mod event;
 mod ticket;

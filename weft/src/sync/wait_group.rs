@@ -3,7 +3,7 @@
 use std::fmt;
 use std::future::Future;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use super::waiters::{block_on, lock, AsyncWaitable, Released, Slot, WaitFuture, WaiterList};
 
@@ -112,22 +112,11 @@ impl WaitGroup {
         lock(&self.shared).count
     }
 
-    /// Blocks until the count is zero. On a worker, runs other tasks meanwhile.
-    pub fn wait(&self) {
-        self.wait_until(None);
-    }
-
-    /// As [`wait`](WaitGroup::wait), giving up after `timeout`. Returns whether
-    /// the count reached zero.
-    pub fn wait_timeout(&self, timeout: Duration) -> bool {
-        self.wait_until(Instant::now().checked_add(timeout))
-    }
-
-    /// As [`wait`](WaitGroup::wait), giving up at `deadline`. Returns whether
-    /// the count reached zero.
-    pub fn wait_deadline(&self, deadline: Instant) -> bool {
-        self.wait_until(Some(deadline))
-    }
+    timed_waits!(
+        WaitGroup,
+        until: "the count is zero",
+        returns: "the count reached zero"
+    );
 
     /// A future ready once the count is zero: the async form of
     /// [`wait`](WaitGroup::wait). While it is pending it holds no thread; it
