@@ -69,54 +69,54 @@ impl WorkerThread {
         }
         let sleep = &self.registry.sleep;
         let expired = || deadline.is_some_and(|deadline| Instant::now() >= deadline);
-        // Whether this worker is counted in the protocol's `searching`.
-        let mut searching = false;
-        // Whether it was woken for a task it has not found yet (for the stats).
-        let mut woken_for_work = false;
+        let mut state = LoopState::Working;
         loop {
             if done() || expired() {
-                if searching {
+                if state != LoopState::Working {
                     sleep.end_search(|| self.registry.has_work_for(self.index));
                 }
                 // The caller goes back to its own task, which may run long.
                 self.flush_next();
                 return done();
             }
-            if !searching {
+            if state == LoopState::Working {
                 if let Some(job) = self.find_own_work() {
                     self.execute(job);
                     continue;
                 }
                 match sleep.begin_idle_with(self.index, self.registry.is_lingering()) {
-                    Idle::Search => searching = true,
+                    Idle::Search => state = LoopState::Searching { woken: false },
                     Idle::Registered => {
                         // Reasons of our own are checked after registering: their
                         // setters wake us only if they see us registered.
-                        searching =
-                            self.sleep_unless(done, deadline, watch, |this| this.has_pinned_work());
-                        woken_for_work = searching;
+                        state = LoopState::after_sleep(self.sleep_unless(
+                            done,
+                            deadline,
+                            watch,
+                            |this| this.has_pinned_work(),
+                        ));
                         continue;
                     }
                 }
             }
-            match self.search(done, deadline, woken_for_work) {
+            let woken = state == LoopState::Searching { woken: true };
+            match self.search(done, deadline, woken) {
                 Search::Found(job) => {
-                    searching = false;
-                    woken_for_work = false;
+                    state = LoopState::Working;
                     sleep.end_search(|| self.registry.has_work_for(self.index));
                     self.execute(job);
                 }
                 Search::Done => continue,
                 Search::GaveUp => {
-                    if woken_for_work {
+                    if woken {
                         WorkerCounters::add(&self.stats().wakeups_without_work, 1);
                     }
                     sleep.give_up_search(self.index);
                     // Rule give-up of the protocol: one more sweep after the RMW.
-                    searching = self.sleep_unless(done, deadline, watch, |this| {
-                        this.registry.has_work_for(this.index)
-                    });
-                    woken_for_work = searching;
+                    state =
+                        LoopState::after_sleep(self.sleep_unless(done, deadline, watch, |this| {
+                            this.registry.has_work_for(this.index)
+                        }));
                 }
             }
         }
@@ -227,6 +227,31 @@ impl WorkerThread {
             // may give the core away for a while, so the clock is read
             // every round.)
             crate::facade::thread::yield_now();
+        }
+    }
+}
+
+/// Where a waiting worker's loop stands in the wake protocol (sleep.rs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum LoopState {
+    /// Running tasks or looking at its own queues: not counted anywhere.
+    Working,
+    /// Counted in `searching`; `woken` if a wake sent it searching for a
+    /// task it has not found yet (for the stats, and a searcher woken for
+    /// a task someone else took gives up sooner: worker/search.rs).
+    Searching { woken: bool },
+}
+
+impl LoopState {
+    /// The state after `sleep_unless`, which says whether the worker is now
+    /// counted as a searcher: only a wake that sent it searching does that
+    /// (else its condition, a reason of its own or work it saw before
+    /// blocking ended the sleep, and it is back to work).
+    fn after_sleep(woken_to_search: bool) -> LoopState {
+        if woken_to_search {
+            LoopState::Searching { woken: true }
+        } else {
+            LoopState::Working
         }
     }
 }
