@@ -30,6 +30,7 @@ use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Once, PoisonError};
 
+use weft::iter::Either;
 use weft::prelude::*;
 use weft::Pool;
 
@@ -1820,6 +1821,11 @@ fn a_panicking_drop_in_other_consumers_leaks_nothing() {
     });
     every_bomb_dropped_once("max_by_key", |bombs| {
         drop(bombs.into_par_iter().max_by_key(|bomb| bomb.id % 1_000));
+    });
+    every_bomb_dropped_once("partition", |bombs| {
+        let sides: (Vec<Bomb>, Vec<Bomb>) =
+            bombs.into_par_iter().partition(|bomb| bomb.id % 3 == 0);
+        drop(sides);
     });
 }
 
@@ -4242,4 +4248,234 @@ fn assert_pool_works(workers: usize, ctx: &str) {
         (0..1_000).map(|i| i * 2).collect::<Vec<_>>(),
         "collect after the panic ({ctx})"
     );
+}
+
+// ------------------------------------- two collections, indices, zip_eq
+
+#[test]
+fn partition_partition_map_and_unzip_against_std() {
+    quiet_planned_panics();
+    check("partition_partition_map_and_unzip_against_std", |case| {
+        let ctx = case.to_string();
+        let v = case.values(1_000);
+        let pivot = case.rng.below(1_001) as u32;
+
+        let split: (Vec<u32>, Vec<u32>) = v.par_iter().copied().partition(|&x| x < pivot);
+        assert_eq!(
+            split,
+            v.iter().copied().partition(|&x| x < pivot),
+            "partition ({ctx})"
+        );
+        // Unindexed, into sets and a string.
+        let split: (BTreeSet<u32>, BTreeSet<u32>) = v
+            .par_iter()
+            .copied()
+            .filter(|x| x % 2 == 0)
+            .partition(|&x| x < pivot);
+        let seq: (BTreeSet<u32>, BTreeSet<u32>) = v
+            .iter()
+            .copied()
+            .filter(|x| x % 2 == 0)
+            .partition(|&x| x < pivot);
+        assert_eq!(split, seq, "filter partition into sets ({ctx})");
+
+        let sort = |x: u32| {
+            if x % 3 == 0 {
+                Either::Left(x / 3)
+            } else {
+                Either::Right(char::from(b'a' + (x % 26) as u8))
+            }
+        };
+        let (thirds, letters): (Vec<u32>, String) =
+            v.par_iter().map(|&x| sort(x)).partition_map(|e| e);
+        let mut seq = (Vec::new(), String::new());
+        for x in &v {
+            match sort(*x) {
+                Either::Left(third) => seq.0.push(third),
+                Either::Right(letter) => seq.1.push(letter),
+            }
+        }
+        assert_eq!((thirds, letters), seq, "partition_map ({ctx})");
+
+        let (xs, squares): (VecDeque<u32>, Vec<u64>) = v
+            .par_iter()
+            .map(|&x| (x, u64::from(x) * u64::from(x)))
+            .unzip();
+        let seq: (VecDeque<u32>, Vec<u64>) =
+            v.iter().map(|&x| (x, u64::from(x) * u64::from(x))).unzip();
+        assert_eq!((xs, squares), seq, "unzip ({ctx})");
+
+        // By value: every item lands on its side, in order, dropped once.
+        let len = case.len;
+        let modulus = 1 + case.rng.below(4);
+        let chosen = move |id: usize| id % modulus == 0;
+        let expected = (0..len)
+            .filter(|&id| chosen(id))
+            .chain((0..len).filter(|&id| !chosen(id)));
+        moves_in_order(len, expected, "partition by value", &ctx, |items| {
+            let (mut yes, no): (Vec<Tracked>, Vec<Tracked>) =
+                items.into_par_iter().partition(|item| chosen(item.id));
+            yes.extend(no);
+            yes
+        });
+        moves_in_order(len, 0..len, "unzip by value", &ctx, |items| {
+            let (out, ids): (Vec<Tracked>, Vec<usize>) = items
+                .into_par_iter()
+                .map(|item| {
+                    let id = item.id;
+                    (item, id)
+                })
+                .unzip();
+            assert_eq!(ids, (0..len).collect::<Vec<_>>(), "unzip's ids ({ctx})");
+            out
+        });
+        if len > 0 {
+            let target = case.rng.below(len);
+            panics_on(len, target, "partition_map", &ctx, |items, explode| {
+                let sides: (Vec<Tracked>, LinkedList<Tracked>) =
+                    items.into_par_iter().partition_map(|item| {
+                        explode(&item);
+                        if item.id % 2 == 0 {
+                            Either::Left(item)
+                        } else {
+                            Either::Right(item)
+                        }
+                    });
+                drop(sides);
+            });
+            panics_on(len, target, "unzip", &ctx, |items, explode| {
+                let sides: (Vec<Tracked>, Vec<usize>) = items
+                    .into_par_iter()
+                    .map(|item| {
+                        explode(&item);
+                        let id = item.id;
+                        (item, id)
+                    })
+                    .unzip();
+                drop(sides);
+            });
+        }
+    });
+}
+
+#[test]
+fn collect_and_unzip_into_vecs_reuse_the_vecs() {
+    quiet_planned_panics();
+    check("collect_and_unzip_into_vecs_reuse_the_vecs", |case| {
+        let ctx = case.to_string();
+        let v = case.values(1_000);
+        // Leftovers, fewer or more than the output, that must go.
+        let mut target: Vec<u32> = case.other_values(7);
+        let room = target.capacity();
+        let before = target.as_ptr();
+        v.par_iter().map(|&x| x ^ 5).collect_into_vec(&mut target);
+        assert_eq!(
+            target,
+            v.iter().map(|&x| x ^ 5).collect::<Vec<_>>(),
+            "collect_into_vec ({ctx})"
+        );
+        if v.len() <= room {
+            assert_eq!(
+                target.as_ptr(),
+                before,
+                "collect_into_vec reallocated ({ctx})"
+            );
+        }
+
+        let mut left: Vec<usize> = vec![9; case.rng.below(10)];
+        let mut right: Vec<u32> = case.other_values(3);
+        v.par_iter()
+            .enumerate()
+            .map(|(i, &x)| (i, x + 1))
+            .unzip_into_vecs(&mut left, &mut right);
+        assert_eq!(
+            left,
+            (0..v.len()).collect::<Vec<_>>(),
+            "unzip_into_vecs left ({ctx})"
+        );
+        assert_eq!(
+            right,
+            v.iter().map(|&x| x + 1).collect::<Vec<_>>(),
+            "unzip_into_vecs right ({ctx})"
+        );
+
+        let len = case.len;
+        moves_in_order(len, 0..len, "collect_into_vec by value", &ctx, |items| {
+            let (stale_drops, stale) = tracked(3);
+            let mut target = stale;
+            items.into_par_iter().collect_into_vec(&mut target);
+            assert_dropped_once(&stale_drops, "collect_into_vec's old items", &ctx);
+            target
+        });
+        if len > 0 {
+            let target = case.rng.below(len);
+            panics_on(len, target, "collect_into_vec", &ctx, |items, explode| {
+                let mut out = Vec::new();
+                items
+                    .into_par_iter()
+                    .inspect(explode)
+                    .collect_into_vec(&mut out);
+            });
+            panics_on(len, target, "unzip_into_vecs", &ctx, |items, explode| {
+                let (mut a, mut b) = (Vec::new(), Vec::new());
+                items
+                    .into_par_iter()
+                    .map(|item| {
+                        explode(&item);
+                        (item.id, item)
+                    })
+                    .unzip_into_vecs(&mut a, &mut b);
+            });
+        }
+    });
+}
+
+#[test]
+fn positions_and_zip_eq_against_std() {
+    check("positions_and_zip_eq_against_std", |case| {
+        let ctx = case.to_string();
+        let v = case.values(1_000);
+        let modulus = 1 + case.rng.below(10) as u32;
+        let seq: Vec<usize> = (v.iter().enumerate())
+            .filter(|(_, &x)| x % modulus == 0)
+            .map(|(i, _)| i)
+            .collect();
+        let found: Vec<usize> = v.par_iter().positions(|&x| x % modulus == 0).collect();
+        assert_eq!(found, seq, "positions ({ctx})");
+        assert_eq!(
+            v.par_iter().positions(|&x| x % modulus == 0).count(),
+            seq.len(),
+            "positions count ({ctx})"
+        );
+        for n in case.cuts() {
+            let found: Vec<usize> = v
+                .par_iter()
+                .skip(n)
+                .positions(|&x| x % modulus == 0)
+                .collect();
+            let seq: Vec<usize> = (v.iter().skip(n).enumerate())
+                .filter(|(_, &x)| x % modulus == 0)
+                .map(|(i, _)| i)
+                .collect();
+            assert_eq!(found, seq, "skip({n}) positions ({ctx})");
+        }
+
+        let w = case.values(10);
+        assert_eq!(
+            v.par_iter().zip_eq(w.par_iter().rev()).collect::<Vec<_>>(),
+            v.iter().zip(w.iter().rev()).collect::<Vec<_>>(),
+            "zip_eq ({ctx})"
+        );
+        let other = case.other_len();
+        if other != v.len() {
+            let message = panic_message(
+                panic::catch_unwind(|| v.par_iter().zip_eq(0..other).count()),
+                &ctx,
+            );
+            assert!(
+                message.contains("zip_eq"),
+                "zip_eq's panic: {message} ({ctx})"
+            );
+        }
+    });
 }

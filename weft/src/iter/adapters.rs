@@ -558,6 +558,9 @@ pub struct Zip<A, B> {
     pub(crate) b: B,
 }
 
+/// `a.zip_eq(b)`: [`Zip`], the lengths checked equal at the call.
+pub type ZipEq<A, B> = Zip<A, B>;
+
 /// The producer of [`Zip`].
 #[derive(Debug)]
 pub struct ZipProducer<A, B> {

@@ -1,10 +1,11 @@
-//! Adapters that need their base's indices: `rev`, `step_by` and
-//! `chunks`. Each maps its own indices to its base's, so it splits where
-//! the driver asks, as any indexed iterator.
+//! Adapters that need their base's indices: `rev`, `step_by`, `chunks`
+//! and `positions`. Each maps its own indices to its base's, so it splits
+//! where the driver asks, as any indexed iterator.
 
+use super::adapters::EnumerateProducer;
 use super::plumbing::Producer;
 use super::sources::{chunk_count, chunk_start};
-use super::{IndexedParallelIterator, ParallelIterator};
+use super::{Enumerate, IndexedParallelIterator, ParallelIterator};
 
 // ------------------------------------------------------------------- rev
 
@@ -250,4 +251,83 @@ impl<It: Iterator> Iterator for Grouped<It> {
         let group: Vec<It::Item> = self.base.by_ref().take(self.size).collect();
         (!group.is_empty()).then_some(group)
     }
+}
+
+// ------------------------------------------------------------- positions
+
+/// `iter.positions(predicate)`: the indices of the items for which
+/// `predicate` holds, in order.
+#[derive(Clone, Debug)]
+pub struct Positions<I, F> {
+    pub(crate) base: Enumerate<I>,
+    pub(crate) f: F,
+}
+
+closure_producer!(PositionsProducer);
+
+/// The sequential iterator of a [`Positions`] piece: the indices of the
+/// enumerated items that pass.
+#[derive(Debug)]
+pub struct PositionsIter<It, F> {
+    base: It,
+    f: F,
+}
+
+impl<It, T, F> Iterator for PositionsIter<It, F>
+where
+    It: Iterator<Item = (usize, T)>,
+    F: Fn(T) -> bool,
+{
+    type Item = usize;
+    fn next(&mut self) -> Option<usize> {
+        let f = &self.f;
+        self.base
+            .by_ref()
+            .find_map(|(index, item)| f(item).then_some(index))
+    }
+}
+
+impl<I, F> ParallelIterator for Positions<I, F>
+where
+    I: IndexedParallelIterator,
+    F: Fn(I::Item) -> bool + Sync + Send,
+{
+    type Item = usize;
+    type Producer<'a>
+        = PositionsProducer<'a, EnumerateProducer<I::Producer<'a>>, F>
+    where
+        Self: 'a;
+    type Seq = PositionsIter<std::iter::Enumerate<I::Seq>, F>;
+    fn producer(&mut self) -> Self::Producer<'_> {
+        PositionsProducer {
+            base: self.base.producer(),
+            f: &self.f,
+        }
+    }
+    fn into_seq(self) -> Self::Seq {
+        PositionsIter {
+            base: self.base.into_seq(),
+            f: self.f,
+        }
+    }
+}
+
+impl<'f, P, T, F> Producer for PositionsProducer<'f, P, F>
+where
+    P: Producer<Item = (usize, T)>,
+    F: Fn(T) -> bool + Sync,
+{
+    type Item = usize;
+    type IntoIter = PositionsIter<P::IntoIter, &'f F>;
+    fn len(&self) -> usize {
+        self.base.len()
+    }
+    split_closure_producer!(PositionsProducer);
+    fn into_iter(self) -> Self::IntoIter {
+        PositionsIter {
+            base: self.base.into_iter(),
+            f: self.f,
+        }
+    }
+    forward_hints!();
 }

@@ -17,7 +17,8 @@
 //! It owns the iterator traits ([`ParallelIterator`],
 //! [`IndexedParallelIterator`], the `IntoParallel*` conversions and the
 //! slice extensions), the sources (`sources`), the adapters (`adapters`),
-//! the consumers (`consumers`, `collect`) and the parallel sorts (`sort`).
+//! the consumers (`consumers`, `collect`, `partition` for those that fill
+//! two collections) and the parallel sorts (`sort`).
 //! Every loop runs through one driver, [`plumbing`], which alone decides
 //! where to split: there is no grain size to tune (see there for the rule),
 //! and `with_min_len` / `with_max_len` exist only as bounds.
@@ -58,6 +59,7 @@ mod collections;
 mod consumers;
 mod generators;
 mod indexed;
+mod partition;
 mod slices;
 mod sort;
 mod sources;
@@ -72,7 +74,7 @@ pub use adapters::{
     EnumerateProducer, Filter, FilterMap, FilterMapProducer, FilterProducer, FlatMap, FlatMapIter,
     FlatMapIterProducer, FlatMapProducer, Flatten, Hinted, HintedProducer, Inspect, InspectIter,
     InspectProducer, Map, MapProducer, Skip, Take, Update, UpdateIter, UpdateProducer, WhileSome,
-    WhileSomeIter, WhileSomeProducer, Zip, ZipProducer,
+    WhileSomeIter, WhileSomeProducer, Zip, ZipEq, ZipProducer,
 };
 pub use bridge::{BridgeProducer, IterBridge, ParallelBridge, Pull};
 pub use collect::{FromParallelIterator, ParallelExtend};
@@ -84,8 +86,10 @@ pub use generators::{
     empty, once, repeat, repeat_n, Empty, Once, Repeat, RepeatN, RepeatNProducer,
 };
 pub use indexed::{
-    Grouped, IterChunks, IterChunksProducer, Rev, RevIter, RevProducer, StepBy, StepByProducer,
+    Grouped, IterChunks, IterChunksProducer, Positions, PositionsIter, PositionsProducer, Rev,
+    RevIter, RevProducer, StepBy, StepByProducer,
 };
+pub use partition::Either;
 pub use slices::{
     ChunksExact, ChunksExactMut, Exact, RChunks, RChunksExact, RChunksExactMut, RChunksMut,
     RChunksMutProducer, RChunksProducer,
@@ -814,17 +818,83 @@ pub trait ParallelIterator: Sized + Send {
         C::from_par_iter(self)
     }
 
-    /// Splits pairs into two collections, in order.
+    /// Splits pairs into two collections, each in the input's order
+    /// (rayon's `unzip`): the first of each pair into `FromA`, the second
+    /// into `FromB`.
+    ///
+    /// ```
+    /// use weft::prelude::*;
+    /// let (squares, cubes): (Vec<u32>, Vec<u32>) =
+    ///     (1..4u32).into_par_iter().map(|x| (x * x, x * x * x)).unzip();
+    /// assert_eq!((squares, cubes), (vec![1, 4, 9], vec![1, 8, 27]));
+    /// ```
     fn unzip<A, B, FromA, FromB>(self) -> (FromA, FromB)
     where
         Self: ParallelIterator<Item = (A, B)>,
         A: Send,
         B: Send,
-        FromA: Default + Extend<A>,
-        FromB: Default + Extend<B>,
+        FromA: Default + Send + ParallelExtend<A>,
+        FromB: Default + Send + ParallelExtend<B>,
     {
-        let pairs: Vec<(A, B)> = self.collect();
-        pairs.into_iter().unzip()
+        let (a, b) = partition::unzip_pieces(self);
+        (partition::gather(a), partition::gather(b))
+    }
+
+    /// Splits the items into two collections, each in the input's order
+    /// (rayon's `partition`): those for which `predicate` holds into `A`,
+    /// the others into `B`.
+    ///
+    /// ```
+    /// use weft::prelude::*;
+    /// let (even, odd): (Vec<u32>, Vec<u32>) = (0..7u32).into_par_iter().partition(|x| x % 2 == 0);
+    /// assert_eq!((even, odd), (vec![0, 2, 4, 6], vec![1, 3, 5]));
+    /// ```
+    fn partition<A, B, P>(self, predicate: P) -> (A, B)
+    where
+        A: Default + Send + ParallelExtend<Self::Item>,
+        B: Default + Send + ParallelExtend<Self::Item>,
+        P: Fn(&Self::Item) -> bool + Sync + Send,
+    {
+        self.partition_map(|item| {
+            if predicate(&item) {
+                Either::Left(item)
+            } else {
+                Either::Right(item)
+            }
+        })
+    }
+
+    /// Maps each item to an [`Either`] and collects the `Left` values into
+    /// `A` and the `Right` ones into `B`, each in the input's order
+    /// (rayon's `partition_map`).
+    ///
+    /// ```
+    /// use weft::iter::Either;
+    /// use weft::prelude::*;
+    /// let (numbers, words): (Vec<u32>, Vec<&str>) = ["1", "two", "3"]
+    ///     .par_iter()
+    ///     .partition_map(|s| match s.parse::<u32>() {
+    ///         Ok(n) => Either::Left(n),
+    ///         Err(_) => Either::Right(*s),
+    ///     });
+    /// assert_eq!((numbers, words), (vec![1, 3], vec!["two"]));
+    /// ```
+    fn partition_map<A, B, P, L, R>(self, predicate: P) -> (A, B)
+    where
+        A: Default + Send + ParallelExtend<L>,
+        B: Default + Send + ParallelExtend<R>,
+        P: Fn(Self::Item) -> Either<L, R> + Sync + Send,
+        L: Send,
+        R: Send,
+    {
+        let (lefts, rights) =
+            partition::sort_in_two(self, |item, left: &mut Vec<L>, right: &mut Vec<R>| {
+                match predicate(item) {
+                    Either::Left(l) => left.push(l),
+                    Either::Right(r) => right.push(r),
+                }
+            });
+        (partition::gather(lefts), partition::gather(rights))
     }
 
     /// Some item for which `predicate` holds, if any: whichever a worker
@@ -1021,6 +1091,29 @@ pub trait IndexedParallelIterator: ParallelIterator {
         }
     }
 
+    /// Pairs items with `other`'s, which must be as long (rayon's
+    /// `zip_eq`).
+    ///
+    /// # Panics
+    ///
+    /// If the two lengths differ, at the call, before anything runs.
+    ///
+    /// ```
+    /// use weft::prelude::*;
+    /// let pairs: Vec<(u32, char)> = vec![1, 2].into_par_iter().zip_eq(vec!['a', 'b']).collect();
+    /// assert_eq!(pairs, [(1, 'a'), (2, 'b')]);
+    /// ```
+    fn zip_eq<Z>(self, other: Z) -> ZipEq<Self, Z::Iter>
+    where
+        Z: IntoParallelIterator,
+        Z::Iter: IndexedParallelIterator,
+    {
+        let other = other.into_par_iter();
+        let (len, other_len) = (self.len(), other.len());
+        assert_eq!(len, other_len, "zip_eq of iterators of different lengths");
+        self.zip(other)
+    }
+
     /// The first `n` items; the others are dropped unused (see [Items by
     /// value](crate::iter#items-by-value)).
     fn take(self, n: usize) -> Take<Self> {
@@ -1081,6 +1174,67 @@ pub trait IndexedParallelIterator: ParallelIterator {
         IterChunks {
             base: self,
             size: chunk_size,
+        }
+    }
+
+    /// Collects the items, in order, into `target`, which is cleared
+    /// first; its room is reused (rayon's `collect_into_vec`).
+    ///
+    /// ```
+    /// use weft::prelude::*;
+    /// let mut squares = vec![7; 100];
+    /// (0..4u32).into_par_iter().map(|x| x * x).collect_into_vec(&mut squares);
+    /// assert_eq!(squares, [0, 1, 4, 9]);
+    /// ```
+    fn collect_into_vec(self, target: &mut Vec<Self::Item>) {
+        target.clear();
+        target.par_extend(self);
+    }
+
+    /// Splits pairs into `left` and `right`, in order, both cleared first;
+    /// their room is reused (rayon's `unzip_into_vecs`).
+    ///
+    /// ```
+    /// use weft::prelude::*;
+    /// let (mut evens, mut odds) = (vec![0], Vec::new());
+    /// (0..3u32)
+    ///     .into_par_iter()
+    ///     .map(|x| (2 * x, 2 * x + 1))
+    ///     .unzip_into_vecs(&mut evens, &mut odds);
+    /// assert_eq!((evens, odds), (vec![0, 2, 4], vec![1, 3, 5]));
+    /// ```
+    fn unzip_into_vecs<A, B>(self, left: &mut Vec<A>, right: &mut Vec<B>)
+    where
+        Self: IndexedParallelIterator<Item = (A, B)>,
+        A: Send,
+        B: Send,
+    {
+        left.clear();
+        right.clear();
+        let (a, b) = partition::unzip_pieces(self);
+        partition::append_side(left, a);
+        partition::append_side(right, b);
+    }
+
+    /// The indices of the items for which `predicate` holds, in order
+    /// (rayon's `positions`).
+    ///
+    /// # Panics
+    ///
+    /// As [`enumerate`](Self::enumerate).
+    ///
+    /// ```
+    /// use weft::prelude::*;
+    /// let at: Vec<usize> = [3, 8, 5, 8].par_iter().positions(|&x| x == 8).collect();
+    /// assert_eq!(at, [1, 3]);
+    /// ```
+    fn positions<P>(self, predicate: P) -> Positions<Self, P>
+    where
+        P: Fn(Self::Item) -> bool + Sync + Send,
+    {
+        Positions {
+            base: self.enumerate(),
+            f: predicate,
         }
     }
 

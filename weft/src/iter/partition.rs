@@ -1,0 +1,136 @@
+//! Consuming into two collections at once: `partition`, `partition_map`,
+//! `unzip` and `unzip_into_vecs`, and the [`Either`] that
+//! `partition_map`'s closure returns.
+//!
+//! Each piece sorts its items into two `Vec`s of its own (a leaf folded a
+//! chunk at a time goes on with the `Vec`s of the chunk before); the
+//! pieces' `Vec`s are linked in the input's order, uncopied, and each side
+//! is then handed to its collection's [`ParallelExtend`] once, so both
+//! sides keep the input's order.
+
+use std::collections::LinkedList;
+use std::marker::PhantomData;
+
+use super::collect::ParallelExtend;
+use super::plumbing::{drive, Consumer};
+use super::ParallelIterator;
+
+/// One of two values (rayon's `iter::Either`): what the closure of
+/// [`partition_map`](super::ParallelIterator::partition_map) returns to
+/// send an item to the left collection or the right one.
+///
+/// ```
+/// use weft::iter::Either;
+/// let sorted: Vec<Either<u32, &str>> = vec![Either::Left(1), Either::Right("one")];
+/// assert!(matches!(sorted[1], Either::Right("one")));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Either<L, R> {
+    /// Goes to the first (left) collection.
+    Left(L),
+    /// Goes to the second (right) collection.
+    Right(R),
+}
+
+/// A piece's items, sorted into two sides: each side's `Vec`s in order.
+type Sides<L, R> = (LinkedList<Vec<L>>, LinkedList<Vec<R>>);
+
+/// Sorts each item into one side, the other or both (`sort` pushes it,
+/// or what it makes of it, onto the left `Vec`, the right one, or both).
+/// `L` and `R` are parameters only so that the impl can name them.
+struct TwoWays<'f, F, L, R>(&'f F, PhantomData<fn() -> (L, R)>);
+
+impl<T, L, R, F> Consumer<T> for TwoWays<'_, F, L, R>
+where
+    L: Send,
+    R: Send,
+    F: Fn(T, &mut Vec<L>, &mut Vec<R>) + Sync,
+{
+    type Result = Sides<L, R>;
+    fn fold<I: Iterator<Item = T>>(&self, offset: usize, items: I) -> Sides<L, R> {
+        self.fold_more((LinkedList::new(), LinkedList::new()), offset, items)
+    }
+    fn reduce(&self, mut left: Sides<L, R>, mut right: Sides<L, R>) -> Sides<L, R> {
+        left.0.append(&mut right.0);
+        left.1.append(&mut right.1);
+        left
+    }
+    fn fold_more<I: Iterator<Item = T>>(
+        &self,
+        (mut lefts, mut rights): Sides<L, R>,
+        _offset: usize,
+        items: I,
+    ) -> Sides<L, R> {
+        // The last `Vec` of each side is the one this piece goes on with:
+        // the items folded onto `left` come right after its last ones.
+        let mut left = lefts.pop_back().unwrap_or_default();
+        let mut right = rights.pop_back().unwrap_or_default();
+        for item in items {
+            (self.0)(item, &mut left, &mut right);
+        }
+        if !left.is_empty() {
+            lefts.push_back(left);
+        }
+        if !right.is_empty() {
+            rights.push_back(right);
+        }
+        (lefts, rights)
+    }
+}
+
+/// Runs `iter`, sorting each item with `sort`; each side's `Vec`s, in
+/// the input's order.
+pub(crate) fn sort_in_two<I, L, R, F>(mut iter: I, sort: F) -> Sides<L, R>
+where
+    I: ParallelIterator,
+    L: Send,
+    R: Send,
+    F: Fn(I::Item, &mut Vec<L>, &mut Vec<R>) + Sync,
+{
+    drive(iter.producer(), &TwoWays(&sort, PhantomData))
+}
+
+/// Runs `iter`, sorting the first of each pair to the left and the
+/// second to the right.
+pub(crate) fn unzip_pieces<I, A, B>(iter: I) -> Sides<A, B>
+where
+    I: ParallelIterator<Item = (A, B)>,
+    A: Send,
+    B: Send,
+{
+    sort_in_two(iter, |(a, b), left: &mut Vec<A>, right: &mut Vec<B>| {
+        left.push(a);
+        right.push(b);
+    })
+}
+
+/// A new collection extended with one side's items, in order: a side of
+/// one `Vec` (a loop that did not split) goes in as it is, others are
+/// joined first.
+pub(crate) fn gather<C, T>(side: LinkedList<Vec<T>>) -> C
+where
+    C: Default + ParallelExtend<T>,
+    T: Send,
+{
+    let mut collection = C::default();
+    collection.par_extend(joined(side));
+    collection
+}
+
+/// Appends one side's items to `vec`, in order, into room reserved once.
+pub(crate) fn append_side<T>(vec: &mut Vec<T>, side: LinkedList<Vec<T>>) {
+    vec.reserve(side.iter().map(Vec::len).sum());
+    for mut piece in side {
+        vec.append(&mut piece);
+    }
+}
+
+/// One side's `Vec`s as one `Vec`.
+fn joined<T>(mut side: LinkedList<Vec<T>>) -> Vec<T> {
+    if side.len() == 1 {
+        return side.pop_front().unwrap_or_default();
+    }
+    let mut all = Vec::new();
+    append_side(&mut all, side);
+    all
+}
