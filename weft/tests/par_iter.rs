@@ -4479,3 +4479,266 @@ fn positions_and_zip_eq_against_std() {
         }
     });
 }
+
+// ------------------------------------------------- weaving two iterators
+
+/// `a` and `b` alternately, `a` first; the longer one's rest at the end.
+fn interleaved<T: Clone>(a: &[T], b: &[T]) -> Vec<T> {
+    let mut out = Vec::with_capacity(a.len() + b.len());
+    for i in 0..a.len().max(b.len()) {
+        out.extend(a.get(i).cloned());
+        out.extend(b.get(i).cloned());
+    }
+    out
+}
+
+/// `a` and `b` alternately, `a` first, until the side whose turn it is
+/// has nothing left.
+fn interleaved_shortest<T: Clone>(a: &[T], b: &[T]) -> Vec<T> {
+    let mut b = b.iter();
+    let mut out = Vec::new();
+    for x in a {
+        out.push(x.clone());
+        let Some(y) = b.next() else { break };
+        out.push(y.clone());
+    }
+    out
+}
+
+/// `separator` between each two of `items`.
+fn interspersed<T: Clone>(items: &[T], separator: &T) -> Vec<T> {
+    let mut out = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        if i > 0 {
+            out.push(separator.clone());
+        }
+        out.push(item.clone());
+    }
+    out
+}
+
+/// Runs `woven` whole and cut every way an indexed iterator is cut (by
+/// `skip`, `take`, `rev`, `zip_eq`, and into pieces of at most `max`
+/// items), against `expected`.
+fn same_woven<I>(woven: impl Fn() -> I, expected: &[u32], max: usize, what: &str, ctx: &str)
+where
+    I: IndexedParallelIterator<Item = u32>,
+{
+    let len = expected.len();
+    assert_eq!(woven().len(), len, "{what} len ({ctx})");
+    assert_eq!(woven().collect::<Vec<_>>(), expected, "{what} ({ctx})");
+    let pieces: Vec<u32> = woven().with_max_len(max).collect();
+    assert_eq!(pieces, expected, "{what} in pieces of {max} ({ctx})");
+    let reversed: Vec<u32> = woven().with_max_len(max).rev().collect();
+    assert!(reversed.iter().rev().eq(expected), "{what} rev ({ctx})");
+    assert!(
+        woven()
+            .zip_eq(0..len)
+            .with_max_len(max)
+            .all(|(x, i)| x == expected[i]),
+        "{what} zip_eq ({ctx})"
+    );
+    for n in [0, 1, len / 3, len / 2 + 1, len.saturating_sub(1), len] {
+        let cut: Vec<u32> = woven().skip(n).take(len / 2).collect();
+        let seq: Vec<u32> = expected.iter().copied().skip(n).take(len / 2).collect();
+        assert_eq!(cut, seq, "{what} skip({n}) take({}) ({ctx})", len / 2);
+    }
+}
+
+#[test]
+fn interleave_and_intersperse_against_std() {
+    quiet_planned_panics();
+    check("interleave_and_intersperse_against_std", |case| {
+        let ctx = case.to_string();
+        let a = case.values(1_000);
+        let b = case.other_values(1_000);
+        let max = 1 + case.rng.below(5);
+        let pair = |a: &Vec<u32>, b: &Vec<u32>| (a.clone(), b.clone());
+
+        let expected = interleaved(&a, &b);
+        let woven = || {
+            let (a, b) = pair(&a, &b);
+            a.into_par_iter().interleave(b)
+        };
+        same_woven(woven, &expected, max, "interleave", &ctx);
+        let expected = interleaved(&b, &a);
+        same_woven(
+            || b.par_iter().copied().interleave(a.par_iter().copied()),
+            &expected,
+            max,
+            "interleave reversed",
+            &ctx,
+        );
+
+        let expected = interleaved_shortest(&a, &b);
+        let woven = || {
+            a.par_iter()
+                .copied()
+                .interleave_shortest(b.par_iter().copied())
+        };
+        same_woven(woven, &expected, max, "interleave_shortest", &ctx);
+        let expected = interleaved_shortest(&b, &a);
+        let woven = || {
+            b.par_iter()
+                .copied()
+                .interleave_shortest(a.par_iter().copied())
+        };
+        same_woven(woven, &expected, max, "interleave_shortest reversed", &ctx);
+
+        let separator = 7_777;
+        let expected = interspersed(&a, &separator);
+        same_woven(
+            || a.par_iter().copied().intersperse(separator),
+            &expected,
+            max,
+            "intersperse",
+            &ctx,
+        );
+        // Twice: separators of the first are the second's items.
+        let expected = interspersed(&expected, &5_555);
+        let twice = || {
+            a.par_iter()
+                .copied()
+                .intersperse(separator)
+                .intersperse(5_555)
+        };
+        same_woven(twice, &expected, max, "intersperse twice", &ctx);
+        let words: Vec<String> = a.iter().map(u32::to_string).collect();
+        let joined: String = words
+            .par_iter()
+            .map(String::as_str)
+            .intersperse(";")
+            .collect();
+        assert_eq!(joined, words.join(";"), "intersperse into a String ({ctx})");
+
+        // By value: each item once, in the woven order; what
+        // interleave_shortest leaves is dropped unused.
+        let len = case.len;
+        let other = case.other_len();
+        let ids: Vec<usize> = (0..len + other).collect();
+        let (left_ids, right_ids) = ids.split_at(len);
+        let expected = interleaved(left_ids, right_ids);
+        moves_in_order(
+            len + other,
+            expected,
+            "interleave by value",
+            &ctx,
+            |mut items| {
+                let right = items.split_off(len);
+                items
+                    .into_par_iter()
+                    .interleave(right)
+                    .with_max_len(max)
+                    .collect()
+            },
+        );
+        let expected = interleaved_shortest(left_ids, right_ids);
+        moves_in_order(
+            len + other,
+            expected,
+            "interleave_shortest by value",
+            &ctx,
+            |mut items| {
+                let right = items.split_off(len);
+                items.into_par_iter().interleave_shortest(right).collect()
+            },
+        );
+        if len + other > 0 {
+            let target = case.rng.below(len + other);
+            panics_on(
+                len + other,
+                target,
+                "interleave",
+                &ctx,
+                |mut items, explode| {
+                    let right = items.split_off(len);
+                    items
+                        .into_par_iter()
+                        .interleave(right)
+                        .with_max_len(max)
+                        .for_each(|item| explode(&item));
+                },
+            );
+        }
+    });
+}
+
+// -------------------------------------------------------------- par_drain
+
+#[test]
+fn par_drain_moves_the_range_out_and_keeps_the_rest() {
+    quiet_planned_panics();
+    check("par_drain_moves_the_range_out_and_keeps_the_rest", |case| {
+        let ctx = case.to_string();
+        let len = case.len;
+        let start = case.rng.below(len + 1);
+        let end = start + case.rng.below(len - start + 1);
+        let rest = || (0..start).chain(end..len).collect::<Vec<_>>();
+
+        let v = case.values(1_000);
+        let mut drained = v.clone();
+        let out: Vec<u32> = drained.par_drain(start..end).collect();
+        assert_eq!(out, v[start..end], "Vec par_drain ({ctx})");
+        let kept: Vec<u32> = v[..start].iter().chain(&v[end..]).copied().collect();
+        assert_eq!(drained, kept, "what the Vec keeps ({ctx})");
+        let mut deque = wrapped_deque(v.clone(), case.rng.below(len + 1));
+        let mut seq = deque.clone();
+        let out: Vec<u32> = deque.par_drain(start..end).collect();
+        let seq_out: Vec<u32> = seq.drain(start..end).collect();
+        assert_eq!((out, deque), (seq_out, seq), "VecDeque par_drain ({ctx})");
+
+        // By value: the range in order, the rest kept, each dropped once,
+        // also when the loop stops early or is never run.
+        let (drops, mut items) = tracked(len);
+        let out: Vec<Tracked> = items.par_drain(start..end).collect();
+        assert_eq!(
+            ids(&out),
+            (start..end).collect::<Vec<_>>(),
+            "drained ids ({ctx})"
+        );
+        assert_eq!(ids(&items), rest(), "kept ids ({ctx})");
+        drop((out, items));
+        assert_dropped_once(&drops, "par_drain", &ctx);
+        let (drops, mut items) = tracked(len);
+        drop(items.par_drain(start..end));
+        assert_eq!(ids(&items), rest(), "kept ids of an unused drain ({ctx})");
+        drop(items);
+        assert_dropped_once(&drops, "unused par_drain", &ctx);
+        let (drops, mut items) = tracked(len);
+        let found = items
+            .par_drain(start..end)
+            .find_any(|item| item.id % 3 == 0);
+        assert_eq!(ids(&items), rest(), "kept ids after find_any ({ctx})");
+        drop((found, items));
+        assert_dropped_once(&drops, "par_drain find_any", &ctx);
+        if start < end {
+            let target = start + case.rng.below(end - start);
+            let (drops, mut items) = tracked(len);
+            let ran = panic::catch_unwind(AssertUnwindSafe(|| {
+                items.par_drain(start..end).for_each(|item| {
+                    if item.id == target {
+                        panic::panic_any(Planned(target));
+                    }
+                });
+            }));
+            assert_eq!(planned(ran, "par_drain", &ctx), Planned(target), "{ctx}");
+            assert_eq!(ids(&items), rest(), "kept ids after a panic ({ctx})");
+            drop(items);
+            assert_dropped_once(&drops, "par_drain panicking", &ctx);
+        }
+    });
+}
+
+#[test]
+fn par_drain_of_a_string_and_bad_ranges() {
+    let mut text = String::from("weft: añb→c");
+    let seq: String = text.clone().drain(6..10).collect();
+    let out: String = text.par_drain(6..10).collect();
+    assert_eq!((out.as_str(), text.as_str()), (seq.as_str(), "weft: →c"));
+    let mut v = vec![1, 2, 3];
+    assert!(panic::catch_unwind(AssertUnwindSafe(|| v.par_drain(2..4).count())).is_err());
+    #[allow(clippy::reversed_empty_ranges)]
+    let backwards = 2..1;
+    assert!(panic::catch_unwind(AssertUnwindSafe(|| v.par_drain(backwards).count())).is_err());
+    assert_eq!(v, [1, 2, 3]);
+}

@@ -123,6 +123,26 @@ macro_rules! forward_hints {
     };
 }
 
+/// Combines the splitting hints of a producer with two bases, `a` and
+/// `b`, both always present: the stricter bound of each, and either's
+/// `deterministic` and `keeps_state`.
+macro_rules! forward_pair_hints {
+    () => {
+        fn min_len(&self) -> usize {
+            self.a.min_len().max(self.b.min_len())
+        }
+        fn max_len(&self) -> usize {
+            self.a.max_len().min(self.b.max_len())
+        }
+        fn deterministic(&self) -> bool {
+            self.a.deterministic() || self.b.deterministic()
+        }
+        fn keeps_state(&self) -> bool {
+            self.a.keeps_state() || self.b.keeps_state()
+        }
+    };
+}
+
 /// Splits a producer with one base and a closure reference.
 macro_rules! split_closure_producer {
     ($name:ident) => {
@@ -631,18 +651,7 @@ impl<A: Producer, B: Producer> Producer for ZipProducer<A, B> {
     fn into_iter(self) -> Self::IntoIter {
         self.a.into_iter().zip(self.b.into_iter())
     }
-    fn min_len(&self) -> usize {
-        self.a.min_len().max(self.b.min_len())
-    }
-    fn max_len(&self) -> usize {
-        self.a.max_len().min(self.b.max_len())
-    }
-    fn deterministic(&self) -> bool {
-        self.a.deterministic() || self.b.deterministic()
-    }
-    fn keeps_state(&self) -> bool {
-        self.a.keeps_state() || self.b.keeps_state()
-    }
+    forward_pair_hints!();
 }
 
 // ----------------------------------------------------------------- chain
@@ -693,11 +702,15 @@ where
     B: IndexedParallelIterator<Item = A::Item>,
 {
     fn len(&self) -> usize {
-        self.a
-            .len()
-            .checked_add(self.b.len())
-            .expect("the chain is longer than usize::MAX")
+        summed_len(self.a.len(), self.b.len(), "the chain")
     }
+}
+
+/// The length of an indexed iterator of `a` and `b` items (`chain`,
+/// `interleave`): it has an index for each only if their sum fits.
+pub(crate) fn summed_len(a: usize, b: usize, what: &str) -> usize {
+    a.checked_add(b)
+        .unwrap_or_else(|| panic!("{what} is longer than usize::MAX"))
 }
 
 impl<A, B> Producer for ChainProducer<A, B>

@@ -57,8 +57,10 @@ mod bridge;
 mod collect;
 mod collections;
 mod consumers;
+mod drain;
 mod generators;
 mod indexed;
+mod interleave;
 mod partition;
 mod slices;
 mod sort;
@@ -80,6 +82,7 @@ pub use bridge::{BridgeProducer, IterBridge, ParallelBridge, Pull};
 pub use collect::{FromParallelIterator, ParallelExtend};
 pub use collections::{OptionIter, OptionProducer};
 pub use consumers::Try;
+pub use drain::{Drain, ParallelDrainRange};
 #[allow(deprecated)]
 pub use generators::repeatn;
 pub use generators::{
@@ -88,6 +91,10 @@ pub use generators::{
 pub use indexed::{
     Grouped, IterChunks, IterChunksProducer, Positions, PositionsIter, PositionsProducer, Rev,
     RevIter, RevProducer, StepBy, StepByProducer,
+};
+pub use interleave::{
+    Interleave, InterleaveIter, InterleaveProducer, InterleaveShortest, Intersperse,
+    IntersperseIter, IntersperseProducer,
 };
 pub use partition::Either;
 pub use slices::{
@@ -1235,6 +1242,82 @@ pub trait IndexedParallelIterator: ParallelIterator {
         Positions {
             base: self.enumerate(),
             f: predicate,
+        }
+    }
+
+    /// This iterator's first item, `other`'s first, this one's second...;
+    /// once one runs out, the rest of the other (rayon's `interleave`).
+    ///
+    /// # Panics
+    ///
+    /// When the two lengths add up to more than `usize::MAX`, before
+    /// running anything.
+    ///
+    /// ```
+    /// use weft::prelude::*;
+    /// let woven: Vec<u32> = vec![1, 2, 3, 4].into_par_iter().interleave(vec![10, 20]).collect();
+    /// assert_eq!(woven, [1, 10, 2, 20, 3, 4]);
+    /// ```
+    fn interleave<I>(self, other: I) -> Interleave<Self, I::Iter>
+    where
+        I: IntoParallelIterator<Item = Self::Item>,
+        I::Iter: IndexedParallelIterator<Item = Self::Item>,
+    {
+        Interleave {
+            a: self,
+            b: other.into_par_iter(),
+        }
+    }
+
+    /// [`interleave`](Self::interleave) that stops at the first item the
+    /// side whose turn it is lacks (rayon's `interleave_shortest`); the
+    /// items left over are dropped unused (see [Items by
+    /// value](crate::iter#items-by-value)).
+    ///
+    /// ```
+    /// use weft::prelude::*;
+    /// let woven: Vec<u32> = vec![1, 2, 3, 4].into_par_iter().interleave_shortest(vec![10, 20]).collect();
+    /// assert_eq!(woven, [1, 10, 2, 20, 3]);
+    /// ```
+    fn interleave_shortest<I>(self, other: I) -> InterleaveShortest<Self, I::Iter>
+    where
+        I: IntoParallelIterator<Item = Self::Item>,
+        I::Iter: IndexedParallelIterator<Item = Self::Item>,
+    {
+        let other = other.into_par_iter();
+        let (len, other_len) = (self.len(), other.len());
+        // This side goes first: it yields one more than the other only
+        // when the other is the shorter.
+        let (taken, other_taken) = if len > other_len {
+            (other_len + 1, other_len)
+        } else {
+            (len, len)
+        };
+        self.take(taken).interleave(other.take(other_taken))
+    }
+
+    /// A clone of `separator` between each two items (rayon's
+    /// `intersperse`). Only an indexed iterator's items know whether
+    /// another comes before them, so weft offers it there alone, where
+    /// rayon offers it on every parallel iterator.
+    ///
+    /// # Panics
+    ///
+    /// When the result would be longer than `usize::MAX`, before running
+    /// anything.
+    ///
+    /// ```
+    /// use weft::prelude::*;
+    /// let csv: String = ["a", "b", "c"].par_iter().copied().intersperse(",").collect();
+    /// assert_eq!(csv, "a,b,c");
+    /// ```
+    fn intersperse(self, separator: Self::Item) -> Intersperse<Self>
+    where
+        Self::Item: Clone,
+    {
+        Intersperse {
+            base: self,
+            separator,
         }
     }
 

@@ -584,9 +584,7 @@ impl<T: Send> ParallelIterator for IntoIter<T> {
         // producer is gone (it borrows `self`).
         unsafe {
             self.vec.set_len(0);
-            DrainProducer {
-                slice: std::slice::from_raw_parts_mut(self.vec.as_mut_ptr(), len),
-            }
+            DrainProducer::owning(std::slice::from_raw_parts_mut(self.vec.as_mut_ptr(), len))
         }
     }
     fn into_seq(self) -> Self::Seq {
@@ -613,6 +611,18 @@ pub struct DrainProducer<'a, T> {
 // SAFETY: the producer owns its elements (moved in from the `Vec`) and
 // hands them out by value, so it may cross threads when `T` may.
 unsafe impl<T: Send> Send for DrainProducer<'_, T> {}
+
+impl<'a, T> DrainProducer<'a, T> {
+    /// The producer of `slice`'s elements, which it moves out or drops.
+    ///
+    /// # Safety
+    ///
+    /// The elements are the producer's from now on: nothing else may read
+    /// or drop them, while it lives or after.
+    pub(super) unsafe fn owning(slice: &'a mut [T]) -> Self {
+        DrainProducer { slice }
+    }
+}
 
 impl<T> Drop for DrainProducer<'_, T> {
     fn drop(&mut self) {
