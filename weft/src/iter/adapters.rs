@@ -105,9 +105,23 @@ where
     }
 }
 
-/// Forwards the splitting hints of a producer with one base.
+/// Forwards the splitting hints of a producer with one base; with
+/// `keeps_state: true`, a producer whose pieces make a state of their own
+/// (the seeded adapters of stateful.rs) says so whatever its base.
 macro_rules! forward_hints {
     () => {
+        forward_hints!(@lengths);
+        fn keeps_state(&self) -> bool {
+            self.base.keeps_state()
+        }
+    };
+    (keeps_state: true) => {
+        forward_hints!(@lengths);
+        fn keeps_state(&self) -> bool {
+            true
+        }
+    };
+    (@lengths) => {
         fn min_len(&self) -> usize {
             self.base.min_len()
         }
@@ -116,9 +130,6 @@ macro_rules! forward_hints {
         }
         fn deterministic(&self) -> bool {
             self.base.deterministic()
-        }
-        fn keeps_state(&self) -> bool {
-            self.base.keeps_state()
         }
     };
 }

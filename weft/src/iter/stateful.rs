@@ -205,25 +205,6 @@ where
     }
 }
 
-/// The splitting hints of a seeded producer: its base's, and a state per
-/// piece, so that the driver folds its leaves whole (`keeps_state`).
-macro_rules! seeded_hints {
-    () => {
-        fn min_len(&self) -> usize {
-            self.base.min_len()
-        }
-        fn max_len(&self) -> usize {
-            self.base.max_len()
-        }
-        fn deterministic(&self) -> bool {
-            self.base.deterministic()
-        }
-        fn keeps_state(&self) -> bool {
-            true
-        }
-    };
-}
-
 impl<'f, P, S, F, R> Producer for MapSeededProducer<'f, P, S, F>
 where
     P: Producer,
@@ -243,7 +224,7 @@ where
             f: self.f,
         }
     }
-    seeded_hints!();
+    forward_hints!(keeps_state: true);
 }
 
 /// The sequential iterator of a [`MapSeeded`] piece: its items mapped
@@ -322,7 +303,7 @@ where
     fn into_iter(self) -> Self::IntoIter {
         std::iter::once(self.base.into_iter().fold(self.seed.state(), self.f))
     }
-    seeded_hints!();
+    forward_hints!(keeps_state: true);
 }
 
 // ---------------------------------------------- try_fold, try_fold_with
@@ -403,5 +384,5 @@ where
     fn into_iter(self) -> Self::IntoIter {
         std::iter::once(try_fold(self.base.into_iter(), self.seed.state(), self.f))
     }
-    seeded_hints!();
+    forward_hints!(keeps_state: true);
 }
