@@ -4099,33 +4099,39 @@ fn any_find_any_position_any_and_all_stop_the_work() {
 const PANIC_LEN: usize = 1_000_000;
 const PANIC_AT: usize = 10;
 
-#[test]
-fn a_panic_in_for_each_reaches_the_caller_and_stops_the_loop() {
+/// Runs `run` on every worker count with a closure that counts the items
+/// it sees and panics on `PANIC_AT`; `run` hands it the items of
+/// `0..PANIC_LEN`. The panic must reach the caller before every item ran,
+/// and leave the pool usable.
+fn a_panic_stops_the_loop(what: &str, run: impl Fn(&(dyn Fn(usize) + Sync)) + Sync) {
     quiet_planned_panics();
     for &workers in &WORKERS {
         let ctx = format!("len {PANIC_LEN}, panic at {PANIC_AT}, workers {workers}");
         let ran = AtomicUsize::new(0);
-        let result = panic::catch_unwind(AssertUnwindSafe(|| {
-            on(workers, || {
-                (0..PANIC_LEN).into_par_iter().for_each(|i| {
-                    ran.fetch_add(1, Ordering::Relaxed);
-                    if i == PANIC_AT {
-                        panic::panic_any(Planned(i));
-                    }
-                });
-            });
-        }));
-        assert_eq!(
-            planned(result, "for_each", &ctx),
-            Planned(PANIC_AT),
-            "{ctx}"
-        );
+        let hit = |i: usize| {
+            ran.fetch_add(1, Ordering::Relaxed);
+            if i == PANIC_AT {
+                panic::panic_any(Planned(i));
+            }
+        };
+        let result = panic::catch_unwind(AssertUnwindSafe(|| on(workers, || run(&hit))));
+        assert_eq!(planned(result, what, &ctx), Planned(PANIC_AT), "{ctx}");
         // The pieces not yet started when it panicked did not run. How many
         // did is a matter of timing; that not all did is not.
         let ran = ran.into_inner();
-        assert!(ran < PANIC_LEN, "every item ran after the panic ({ctx})");
+        assert!(
+            ran < PANIC_LEN,
+            "{what}: every item ran after the panic ({ctx})"
+        );
         assert_pool_works(workers, &ctx);
     }
+}
+
+#[test]
+fn a_panic_in_for_each_reaches_the_caller_and_stops_the_loop() {
+    a_panic_stops_the_loop("for_each", |hit| {
+        (0..PANIC_LEN).into_par_iter().for_each(hit);
+    });
 }
 
 #[test]
@@ -4741,4 +4747,459 @@ fn par_drain_of_a_string_and_bad_ranges() {
     let backwards = 2..1;
     assert!(panic::catch_unwind(AssertUnwindSafe(|| v.par_drain(backwards).count())).is_err());
     assert_eq!(v, [1, 2, 3]);
+}
+
+// ------------------------------------- rayon's further adapters and consumers
+//
+// flatten, flatten_iter, reduce_with, collect_vec_list, the unordered
+// take_any / skip_any / take_any_while / skip_any_while, panic_fuse and
+// intersperse on unindexed iterators.
+
+/// Whether `indices` strictly increase, each below `len`: the positions of
+/// items that kept the input's order.
+fn in_order(indices: &[usize], len: usize) -> bool {
+    indices.windows(2).all(|w| w[0] < w[1]) && indices.iter().all(|&i| i < len)
+}
+
+#[test]
+fn flatten_reduce_with_and_collect_vec_list_against_std() {
+    quiet_planned_panics();
+    check(
+        "flatten_reduce_with_and_collect_vec_list_against_std",
+        |case| {
+            let ctx = case.to_string();
+            let v = case.values(1_000);
+            let nested: Vec<Vec<u32>> = v.iter().map(|&x| vec![x; x as usize % 4]).collect();
+            let flat: Vec<u32> = nested.iter().flatten().copied().collect();
+
+            let got: Vec<u32> = nested.clone().into_par_iter().flatten().collect();
+            assert_eq!(got, flat, "flatten of Vecs ({ctx})");
+            let got: Vec<u32> = nested.par_iter().flatten().copied().collect();
+            assert_eq!(got, flat, "flatten of &Vecs ({ctx})");
+            let got: Vec<u32> = nested.clone().into_par_iter().flatten_iter().collect();
+            assert_eq!(got, flat, "flatten_iter ({ctx})");
+            let ranges: Vec<std::ops::Range<u32>> = v.iter().map(|&x| 0..x % 5).collect();
+            let got: Vec<u32> = ranges.clone().into_par_iter().flatten().collect();
+            assert_eq!(
+                got,
+                ranges.iter().cloned().flatten().collect::<Vec<_>>(),
+                "flatten ranges ({ctx})"
+            );
+            assert_eq!(
+                nested.par_iter().flatten_iter().find_first(|&&x| x == 3),
+                flat.iter().find(|&&x| x == 3),
+                "flatten_iter find_first ({ctx})"
+            );
+
+            assert_eq!(
+                v.par_iter().copied().reduce_with(u32::max),
+                v.iter().copied().reduce(u32::max),
+                "reduce_with max ({ctx})"
+            );
+            // Associative, not commutative: neighbours combine in order.
+            let joined = v.par_iter().map(|&x| vec![x]).reduce_with(|mut a, b| {
+                a.extend(b);
+                a
+            });
+            assert_eq!(
+                joined,
+                (!v.is_empty()).then(|| v.clone()),
+                "reduce_with concat ({ctx})"
+            );
+            assert_eq!(
+                v.par_iter()
+                    .filter(|&&x| x % 7 == 0)
+                    .map(|&x| u64::from(x))
+                    .reduce_with(|a, b| a + b),
+                v.iter()
+                    .filter(|&&x| x % 7 == 0)
+                    .map(|&x| u64::from(x))
+                    .reduce(|a, b| a + b),
+                "filter reduce_with ({ctx})"
+            );
+
+            let list = v
+                .par_iter()
+                .copied()
+                .filter(|x| x % 2 == 0)
+                .collect_vec_list();
+            assert!(
+                list.iter().all(|piece| !piece.is_empty()),
+                "no empty piece ({ctx})"
+            );
+            let got: Vec<u32> = list.into_iter().flatten().collect();
+            let want: Vec<u32> = v.iter().copied().filter(|x| x % 2 == 0).collect();
+            assert_eq!(got, want, "collect_vec_list ({ctx})");
+
+            // By value: every item once, through each.
+            let len = case.len;
+            moves_in_order(len, 0..len, "flatten by value", &ctx, |items| {
+                let nested: Vec<Vec<Tracked>> = items.into_iter().map(|item| vec![item]).collect();
+                nested.into_par_iter().flatten().collect()
+            });
+            moves_in_order(len, 0..len, "collect_vec_list by value", &ctx, |items| {
+                items
+                    .into_par_iter()
+                    .collect_vec_list()
+                    .into_iter()
+                    .flatten()
+                    .collect()
+            });
+            let (drops, items) = tracked(len);
+            let last = items
+                .into_par_iter()
+                .reduce_with(|a, b| if a.id > b.id { a } else { b });
+            assert_eq!(
+                last.as_ref().map(|item| item.id),
+                len.checked_sub(1),
+                "reduce_with by value ({ctx})"
+            );
+            drop(last);
+            assert_dropped_once(&drops, "reduce_with by value", &ctx);
+            if len > 0 {
+                let target = case.rng.below(len);
+                panics_on(len, target, "flatten", &ctx, |items, explode| {
+                    let nested: Vec<Vec<Tracked>> =
+                        items.into_iter().map(|item| vec![item]).collect();
+                    nested
+                        .into_par_iter()
+                        .flatten()
+                        .for_each(|item| explode(&item));
+                });
+                panics_on(len, target, "reduce_with", &ctx, |items, explode| {
+                    items.into_par_iter().inspect(explode).reduce_with(|a, _| a);
+                });
+            }
+        },
+    );
+}
+
+#[test]
+fn take_any_skip_any_and_their_while_forms() {
+    quiet_planned_panics();
+    check("take_any_skip_any_and_their_while_forms", |case| {
+        let ctx = case.to_string();
+        let v = case.values(1_000);
+        let len = v.len();
+        let evens = v.iter().filter(|&&x| x % 2 == 0).count();
+        for n in case.cuts() {
+            for unindexed in [false, true] {
+                let pairs = || {
+                    v.par_iter()
+                        .copied()
+                        .enumerate()
+                        .filter(move |&(_, x)| !unindexed || x % 2 == 0)
+                };
+                let all = if unindexed { evens } else { len };
+                let ctx = format!("n {n}, unindexed {unindexed}, {ctx}");
+                let taken: Vec<(usize, u32)> = pairs().take_any(n).collect();
+                let at: Vec<usize> = taken.iter().map(|&(i, _)| i).collect();
+                assert_eq!(taken.len(), n.min(all), "take_any count ({ctx})");
+                assert!(in_order(&at, len), "take_any order ({ctx})");
+                assert!(
+                    taken.iter().all(|&(i, x)| v[i] == x),
+                    "take_any items ({ctx})"
+                );
+                let kept: Vec<(usize, u32)> = pairs().skip_any(n).collect();
+                let at: Vec<usize> = kept.iter().map(|&(i, _)| i).collect();
+                assert_eq!(kept.len(), all.saturating_sub(n), "skip_any count ({ctx})");
+                assert!(in_order(&at, len), "skip_any order ({ctx})");
+                assert_eq!(
+                    pairs().take_any(n).count(),
+                    n.min(all),
+                    "take_any count() ({ctx})"
+                );
+            }
+            // The predicate compares with a threshold: every item passes
+            // (all taken, none left), none does, or some do.
+            let bound = n.min(1_001) as u32;
+            let taken: Vec<(usize, u32)> = v
+                .par_iter()
+                .copied()
+                .enumerate()
+                .take_any_while(|&(_, x)| x < bound)
+                .collect();
+            let at: Vec<usize> = taken.iter().map(|&(i, _)| i).collect();
+            assert!(in_order(&at, len), "take_any_while order ({ctx})");
+            assert!(
+                taken.iter().all(|&(_, x)| x < bound),
+                "take_any_while passes ({ctx})"
+            );
+            if v.iter().all(|&x| x < bound) {
+                assert_eq!(taken.len(), len, "take_any_while of all ({ctx})");
+            }
+            let kept: Vec<(usize, u32)> = v
+                .par_iter()
+                .copied()
+                .enumerate()
+                .skip_any_while(|&(_, x)| x < bound)
+                .collect();
+            let at: Vec<usize> = kept.iter().map(|&(i, _)| i).collect();
+            assert!(in_order(&at, len), "skip_any_while order ({ctx})");
+            let failing = v.iter().filter(|&&x| x >= bound).count();
+            assert!(
+                kept.iter().filter(|&&(_, x)| x >= bound).count() == failing,
+                "skip_any_while keeps every item that fails ({ctx})"
+            );
+            if failing == 0 {
+                assert!(kept.is_empty(), "skip_any_while of all ({ctx})");
+            }
+            if failing == len {
+                assert_eq!(kept.len(), len, "skip_any_while of none ({ctx})");
+            }
+        }
+
+        // By value: what is taken, skipped or left is dropped once, also
+        // when a closure panics.
+        let n = case.rng.below(len + 2);
+        let consume = |what: &str, run: &dyn Fn(Vec<Tracked>) -> Vec<Tracked>| {
+            let (drops, items) = tracked(len);
+            let out = run(items);
+            let at = ids(&out);
+            assert!(in_order(&at, len), "{what} order ({ctx})");
+            drop(out);
+            assert_dropped_once(&drops, what, &ctx);
+        };
+        consume("take_any", &|items| {
+            items.into_par_iter().take_any(n).collect()
+        });
+        consume("skip_any", &|items| {
+            items.into_par_iter().skip_any(n).collect()
+        });
+        consume("take_any_while", &|items| {
+            items
+                .into_par_iter()
+                .take_any_while(|item| item.id < n)
+                .collect()
+        });
+        consume("skip_any_while", &|items| {
+            items
+                .into_par_iter()
+                .skip_any_while(|item| item.id < n)
+                .collect()
+        });
+        consume("filter take_any", &|items| {
+            items
+                .into_par_iter()
+                .filter(|item| item.id % 3 != 0)
+                .take_any(n)
+                .collect()
+        });
+        if len > 0 {
+            let target = case.rng.below(len);
+            panics_on(len, target, "take_any", &ctx, |items, explode| {
+                items
+                    .into_par_iter()
+                    .take_any(len)
+                    .for_each(|item| explode(&item));
+            });
+            panics_on(len, target, "skip_any", &ctx, |items, explode| {
+                items
+                    .into_par_iter()
+                    .skip_any(0)
+                    .for_each(|item| explode(&item));
+            });
+            panics_on(len, target, "take_any_while", &ctx, |items, explode| {
+                items
+                    .into_par_iter()
+                    .take_any_while(|item| {
+                        explode(item);
+                        true
+                    })
+                    .for_each(drop);
+            });
+            panics_on(len, target, "skip_any_while", &ctx, |items, explode| {
+                items
+                    .into_par_iter()
+                    .skip_any_while(|_| false)
+                    .for_each(|item| explode(&item));
+            });
+        }
+    });
+}
+
+#[test]
+fn take_any_and_take_any_while_stop_the_work() {
+    for &workers in &WORKERS {
+        on(workers, || {
+            let ctx = format!("len {EARLY_LEN}, workers {workers}");
+            let seen = AtomicUsize::new(0);
+            let count = |i: usize| {
+                seen.fetch_add(1, Ordering::Relaxed);
+                i
+            };
+            let taken = (0..EARLY_LEN)
+                .into_par_iter()
+                .map(count)
+                .take_any(EARLY_MATCH)
+                .count();
+            assert_eq!(taken, EARLY_MATCH, "{ctx}");
+            let saw = seen.swap(0, Ordering::Relaxed);
+            assert!(saw < EARLY_LEN / 2, "take_any: {saw} items pulled ({ctx})");
+            (0..EARLY_LEN)
+                .into_par_iter()
+                .map(count)
+                .take_any_while(|&i| i % EARLY_MATCH != EARLY_MATCH - 1)
+                .for_each(drop);
+            let saw = seen.swap(0, Ordering::Relaxed);
+            assert!(
+                saw < EARLY_LEN / 2,
+                "take_any_while: {saw} items pulled ({ctx})"
+            );
+        });
+    }
+}
+
+#[test]
+fn panic_fuse_keeps_the_items_and_stops_at_a_panic() {
+    quiet_planned_panics();
+    check("panic_fuse_keeps_the_items_and_stops_at_a_panic", |case| {
+        let ctx = case.to_string();
+        let v = case.values(1_000);
+        let fused = || v.par_iter().copied().panic_fuse();
+        assert_eq!(fused().len(), v.len(), "panic_fuse len ({ctx})");
+        assert_eq!(fused().collect::<Vec<_>>(), v, "panic_fuse collect ({ctx})");
+        assert!(
+            fused().zip_eq(v.par_iter()).all(|(a, &b)| a == b),
+            "panic_fuse zip_eq ({ctx})"
+        );
+        assert_eq!(
+            fused().filter(|x| x % 3 == 0).count(),
+            v.iter().filter(|&&x| x % 3 == 0).count(),
+            "panic_fuse filter count ({ctx})"
+        );
+        let len = case.len;
+        moves_in_order(len, 0..len, "panic_fuse by value", &ctx, |items| {
+            items.into_par_iter().panic_fuse().collect()
+        });
+        if len > 0 {
+            let target = case.rng.below(len);
+            panics_on(len, target, "panic_fuse", &ctx, |items, explode| {
+                items
+                    .into_par_iter()
+                    .panic_fuse()
+                    .for_each(|item| explode(&item));
+            });
+            panics_on(len, target, "filter panic_fuse", &ctx, |items, explode| {
+                let _: Vec<Tracked> = items
+                    .into_par_iter()
+                    .filter(|_| true)
+                    .panic_fuse()
+                    .inspect(explode)
+                    .collect();
+            });
+        }
+    });
+    a_panic_stops_the_loop("panic_fuse", |hit| {
+        (0..PANIC_LEN).into_par_iter().panic_fuse().for_each(hit);
+    });
+}
+
+#[test]
+fn intersperse_of_unindexed_iterators_against_std() {
+    quiet_planned_panics();
+    check("intersperse_of_unindexed_iterators_against_std", |case| {
+        let ctx = case.to_string();
+        let v = case.values(1_000);
+        let max = 1 + case.rng.below(5);
+        let kept: Vec<u32> = v.iter().copied().filter(|x| x % 3 == 0).collect();
+        let expected = interspersed(&kept, &7_777);
+        let woven = || {
+            v.par_iter()
+                .copied()
+                .filter(|x| x % 3 == 0)
+                .intersperse(7_777)
+        };
+        assert_eq!(
+            woven().collect::<Vec<_>>(),
+            expected,
+            "filter intersperse ({ctx})"
+        );
+        let pieces: Vec<u32> = v
+            .par_iter()
+            .copied()
+            .with_max_len(max)
+            .filter(|x| x % 3 == 0)
+            .intersperse(7_777)
+            .collect();
+        assert_eq!(
+            pieces, expected,
+            "filter intersperse in pieces of {max} ({ctx})"
+        );
+        assert_eq!(
+            woven().count(),
+            expected.len(),
+            "filter intersperse count ({ctx})"
+        );
+        assert_eq!(
+            woven().find_first(|&x| x == 7_777),
+            expected.iter().copied().find(|&x| x == 7_777),
+            "filter intersperse find_first ({ctx})"
+        );
+        // Pieces that yield nothing on either side of those that do.
+        let sparse = v
+            .par_iter()
+            .copied()
+            .with_max_len(max)
+            .filter(|&x| x == 1)
+            .intersperse(0);
+        let ones = v.iter().filter(|&&x| x == 1).count();
+        assert_eq!(
+            sparse.collect::<Vec<_>>(),
+            interspersed(&vec![1; ones], &0),
+            "sparse filter intersperse ({ctx})"
+        );
+        let nested: Vec<u32> = v.iter().flat_map(|&x| 0..x % 3).collect();
+        assert_eq!(
+            v.par_iter()
+                .flat_map_iter(|&x| 0..x % 3)
+                .intersperse(9)
+                .collect::<Vec<_>>(),
+            interspersed(&nested, &9),
+            "flat_map_iter intersperse ({ctx})"
+        );
+        // By value (shared, as the separator is cloned): each once.
+        let len = case.len;
+        let (drops, items) = tracked(len + 1);
+        let mut items: Vec<Arc<Tracked>> = items.into_iter().map(Arc::new).collect();
+        let separator = items.pop().expect("the separator");
+        let out: Vec<Arc<Tracked>> = items
+            .into_par_iter()
+            .filter(|item| item.id % 2 == 0)
+            .intersperse(separator)
+            .collect();
+        let out_ids: Vec<usize> = out.iter().map(|item| item.id).collect();
+        let evens: Vec<usize> = (0..len).filter(|id| id % 2 == 0).collect();
+        assert_eq!(
+            out_ids,
+            interspersed(&evens, &len),
+            "intersperse by value ({ctx})"
+        );
+        drop(out);
+        assert_dropped_once(&drops, "intersperse by value", &ctx);
+        if len > 0 {
+            let target = case.rng.below(len);
+            let (drops, items) = tracked(len + 1);
+            let mut items: Vec<Arc<Tracked>> = items.into_iter().map(Arc::new).collect();
+            let separator = items.pop().expect("the separator");
+            let result = panic::catch_unwind(AssertUnwindSafe(|| {
+                items
+                    .into_par_iter()
+                    .filter(|item| {
+                        if item.id == target {
+                            panic::panic_any(Planned(target));
+                        }
+                        true
+                    })
+                    .intersperse(separator)
+                    .count()
+            }));
+            assert_eq!(
+                planned(result, "intersperse", &ctx),
+                Planned(target),
+                "{ctx}"
+            );
+            assert_dropped_once(&drops, "intersperse panicking", &ctx);
+        }
+    });
 }

@@ -298,7 +298,7 @@ where
         = FlatMapProducer<'a, I::Producer<'a>, F>
     where
         Self: 'a;
-    type Seq = Flatten<I::Seq, F, <U::Iter as ParallelIterator>::Seq>;
+    type Seq = FlatMapSeq<I::Seq, F, <U::Iter as ParallelIterator>::Seq>;
     fn producer(&mut self) -> Self::Producer<'_> {
         FlatMapProducer {
             base: self.base.producer(),
@@ -306,7 +306,7 @@ where
         }
     }
     fn into_seq(self) -> Self::Seq {
-        Flatten::new(self.base.into_seq(), self.f)
+        FlatMapSeq::new(self.base.into_seq(), self.f)
     }
 }
 
@@ -317,13 +317,13 @@ where
     U: IntoParallelIterator,
 {
     type Item = U::Item;
-    type IntoIter = Flatten<P::IntoIter, &'f F, <U::Iter as ParallelIterator>::Seq>;
+    type IntoIter = FlatMapSeq<P::IntoIter, &'f F, <U::Iter as ParallelIterator>::Seq>;
     fn len(&self) -> usize {
         self.base.len()
     }
     split_closure_producer!(FlatMapProducer);
     fn into_iter(self) -> Self::IntoIter {
-        Flatten::new(self.base.into_iter(), self.f)
+        FlatMapSeq::new(self.base.into_iter(), self.f)
     }
     forward_hints!();
 }
@@ -331,15 +331,15 @@ where
 /// The sequential iterator of a [`FlatMap`] piece: each outer item's
 /// parallel iterator, run sequentially in turn.
 #[derive(Debug)]
-pub struct Flatten<It, F, S> {
+pub struct FlatMapSeq<It, F, S> {
     base: It,
     f: F,
     inner: Option<S>,
 }
 
-impl<It, F, S> Flatten<It, F, S> {
+impl<It, F, S> FlatMapSeq<It, F, S> {
     fn new(base: It, f: F) -> Self {
-        Flatten {
+        FlatMapSeq {
             base,
             f,
             inner: None,
@@ -347,7 +347,7 @@ impl<It, F, S> Flatten<It, F, S> {
     }
 }
 
-impl<It, F, U> Iterator for Flatten<It, F, <U::Iter as ParallelIterator>::Seq>
+impl<It, F, U> Iterator for FlatMapSeq<It, F, <U::Iter as ParallelIterator>::Seq>
 where
     It: Iterator,
     F: Fn(It::Item) -> U,
@@ -364,6 +364,17 @@ where
         }
     }
 }
+
+/// `iter.flatten()`: [`FlatMap`] with the identity, each item itself a
+/// parallel iterator (or something that converts into one) whose items
+/// are yielded in turn, sequentially on the worker that produced it.
+pub type Flatten<I> =
+    FlatMap<I, fn(<I as ParallelIterator>::Item) -> <I as ParallelIterator>::Item>;
+
+/// `iter.flatten_iter()`: [`FlatMapIter`] with the identity, each item a
+/// sequential iterator (or something that converts into one).
+pub type FlattenIter<I> =
+    FlatMapIter<I, fn(<I as ParallelIterator>::Item) -> <I as ParallelIterator>::Item>;
 
 // --------------------------------------------------------- flat_map_iter
 
@@ -679,6 +690,24 @@ pub struct Chain<A, B> {
 pub struct ChainProducer<A, B> {
     a: Option<A>,
     b: Option<B>,
+}
+
+impl<A, B> ChainProducer<A, B> {
+    /// A piece of `a` alone.
+    pub(crate) fn first(a: A) -> Self {
+        ChainProducer {
+            a: Some(a),
+            b: None,
+        }
+    }
+
+    /// A piece of `b` alone.
+    pub(crate) fn second(b: B) -> Self {
+        ChainProducer {
+            a: None,
+            b: Some(b),
+        }
+    }
 }
 
 impl<A, B> ParallelIterator for Chain<A, B>

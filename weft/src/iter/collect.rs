@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, LinkedList, VecDequ
 use std::hash::{BuildHasher, Hash};
 use std::mem::{self, MaybeUninit};
 
-use super::plumbing::{drive, Consumer};
+use super::plumbing::{drive, Consumer, Producer};
 use super::{IntoParallelIterator, ParallelIterator};
 
 /// Building a collection from a parallel iterator (rayon's name): what
@@ -69,6 +69,14 @@ impl<T: Send> ParallelExtend<T> for Vec<T> {
 
 /// Every piece's items in a `Vec` of their own, the pieces in order.
 pub(crate) fn collect_pieces<I: ParallelIterator>(iter: &mut I) -> LinkedList<Vec<I::Item>> {
+    collect_pieces_of(iter.producer())
+}
+
+/// Every item of `producer`'s pieces in a `Vec` per piece, in order.
+pub(crate) fn collect_pieces_of<P: Producer>(producer: P) -> LinkedList<Vec<P::Item>>
+where
+    P::Item: Send,
+{
     struct Pieces;
     impl<T: Send> Consumer<T> for Pieces {
         type Result = LinkedList<Vec<T>>;
@@ -99,7 +107,7 @@ pub(crate) fn collect_pieces<I: ParallelIterator>(iter: &mut I) -> LinkedList<Ve
             }
         }
     }
-    drive(iter.producer(), &Pieces)
+    drive(producer, &Pieces)
 }
 
 /// Writes exactly `len` items into `vec`'s spare room, each piece into its

@@ -86,6 +86,38 @@ where
     }
 }
 
+/// `reduce_with(op)`: `reduce` without an identity; `None` stands for a
+/// piece of no items.
+pub(crate) struct ReduceOptional<'f, OP>(pub(crate) &'f OP);
+
+impl<T, OP> Consumer<T> for ReduceOptional<'_, OP>
+where
+    T: Send,
+    OP: Fn(T, T) -> T + Sync,
+{
+    type Result = Option<T>;
+    fn fold<I: Iterator<Item = T>>(&self, _offset: usize, items: I) -> Option<T> {
+        items.reduce(self.0)
+    }
+    fn reduce(&self, left: Option<T>, right: Option<T>) -> Option<T> {
+        match (left, right) {
+            (Some(left), Some(right)) => Some((self.0)(left, right)),
+            (left, right) => left.or(right),
+        }
+    }
+    fn fold_more<I: Iterator<Item = T>>(
+        &self,
+        left: Option<T>,
+        _offset: usize,
+        items: I,
+    ) -> Option<T> {
+        match left {
+            Some(left) => Some(items.fold(left, self.0)),
+            None => items.reduce(self.0),
+        }
+    }
+}
+
 /// Which end of the order `MinMax` keeps.
 #[derive(Clone, Copy)]
 pub(crate) enum Extreme {

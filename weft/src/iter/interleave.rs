@@ -1,16 +1,21 @@
 //! Adapters that weave items together: `interleave` and
 //! `interleave_shortest` alternate two indexed iterators' items,
-//! `intersperse` puts a separator between an indexed iterator's items.
+//! `intersperse` puts a separator between any iterator's items.
 //!
 //! Each knows, for any index of its own, how many items of each base come
 //! before it and which kind of item is there, so its producer splits where
 //! the driver asks, as any indexed iterator's, and each piece yields its
-//! part of the woven sequence.
+//! part of the woven sequence. An unindexed iterator's items have no such
+//! index (a piece cannot know whether an earlier piece yields anything),
+//! so `intersperse` gathers them first, in order, and weaves the gathered
+//! `Vec` as an indexed one.
 
 use std::iter::Fuse;
 
-use super::adapters::{summed_len, Take};
+use super::adapters::{summed_len, ChainProducer, Take};
+use super::collect::collect_pieces_of;
 use super::plumbing::Producer;
+use super::sources::{DrainProducer, IntoIter};
 use super::{IndexedParallelIterator, ParallelIterator};
 
 // ------------------------------------------------------------ interleave
@@ -187,6 +192,18 @@ where
 pub struct Intersperse<I: ParallelIterator> {
     pub(crate) base: I,
     pub(crate) separator: I::Item,
+    /// An unindexed base's items, gathered when the loop runs.
+    pub(crate) gathered: IntoIter<I::Item>,
+}
+
+impl<I: ParallelIterator> Intersperse<I> {
+    pub(crate) fn new(base: I, separator: I::Item) -> Self {
+        Intersperse {
+            base,
+            separator,
+            gathered: IntoIter { vec: Vec::new() },
+        }
+    }
 }
 
 // By hand: a derived one would not ask the separator to be `Clone`.
@@ -195,11 +212,14 @@ where
     I::Item: Clone,
 {
     fn clone(&self) -> Self {
-        Intersperse {
-            base: self.base.clone(),
-            separator: self.separator.clone(),
-        }
+        Intersperse::new(self.base.clone(), self.separator.clone())
     }
+}
+
+/// The length of `len` items interspersed.
+fn interspersed_len(len: usize) -> usize {
+    len.checked_add(len.saturating_sub(1))
+        .expect("the interspersed iterator is longer than usize::MAX")
 }
 
 /// The producer of [`Intersperse`]: a piece of its base, the separators
@@ -252,19 +272,38 @@ where
 
 impl<I> ParallelIterator for Intersperse<I>
 where
-    I: IndexedParallelIterator,
+    I: ParallelIterator,
     I::Item: Clone,
 {
     type Item = I::Item;
     type Producer<'a>
-        = IntersperseProducer<I::Producer<'a>>
+        = IntersperseProducer<ChainProducer<I::Producer<'a>, DrainProducer<'a, I::Item>>>
     where
         Self: 'a;
     type Seq = IntersperseIter<I::Seq>;
     fn producer(&mut self) -> Self::Producer<'_> {
-        IndexedParallelIterator::len(self);
+        // A known length means each item sits at its base index (what
+        // `collect` writes into place by): woven as it is produced.
+        // Else the items are gathered first, in order.
+        let base = match self.base.opt_len() {
+            Some(len) => {
+                // Every index must fit: too long a result panics here,
+                // before anything runs.
+                interspersed_len(len);
+                ChainProducer::first(self.base.producer())
+            }
+            None => {
+                let producer = self.base.producer();
+                assert!(
+                    producer.len() < usize::MAX,
+                    "intersperse of an unindexed iterator over usize::MAX items or more"
+                );
+                self.gathered.vec = collect_pieces_of(producer).into_iter().flatten().collect();
+                ChainProducer::second(self.gathered.producer())
+            }
+        };
         IntersperseProducer {
-            base: self.base.producer(),
+            base,
             separator: self.separator.clone(),
             before: false,
             after: false,
@@ -280,7 +319,7 @@ where
         }
     }
     fn opt_len(&self) -> Option<usize> {
-        Some(IndexedParallelIterator::len(self))
+        self.base.opt_len().map(interspersed_len)
     }
 }
 
@@ -290,9 +329,7 @@ where
     I::Item: Clone,
 {
     fn len(&self) -> usize {
-        let len = self.base.len();
-        len.checked_add(len.saturating_sub(1))
-            .expect("the interspersed iterator is longer than usize::MAX")
+        interspersed_len(self.base.len())
     }
 }
 

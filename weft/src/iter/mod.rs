@@ -58,6 +58,7 @@ mod collect;
 mod collections;
 mod consumers;
 mod drain;
+mod gated;
 mod generators;
 mod indexed;
 mod interleave;
@@ -68,21 +69,26 @@ mod sources;
 mod stateful;
 mod strings;
 
+use std::collections::LinkedList;
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicBool, AtomicUsize};
 
 pub use adapters::{
     Chain, ChainProducer, Cloned, ClonedProducer, Copied, CopiedProducer, Enumerate,
     EnumerateProducer, Filter, FilterMap, FilterMapProducer, FilterProducer, FlatMap, FlatMapIter,
-    FlatMapIterProducer, FlatMapProducer, Flatten, Hinted, HintedProducer, Inspect, InspectIter,
-    InspectProducer, Map, MapProducer, Skip, Take, Update, UpdateIter, UpdateProducer, WhileSome,
-    WhileSomeIter, WhileSomeProducer, Zip, ZipEq, ZipProducer,
+    FlatMapIterProducer, FlatMapProducer, FlatMapSeq, Flatten, FlattenIter, Hinted, HintedProducer,
+    Inspect, InspectIter, InspectProducer, Map, MapProducer, Skip, Take, Update, UpdateIter,
+    UpdateProducer, WhileSome, WhileSomeIter, WhileSomeProducer, Zip, ZipEq, ZipProducer,
 };
 pub use bridge::{BridgeProducer, IterBridge, ParallelBridge, Pull};
 pub use collect::{FromParallelIterator, ParallelExtend};
 pub use collections::{OptionIter, OptionProducer};
 pub use consumers::Try;
 pub use drain::{Drain, ParallelDrainRange};
+pub use gated::{
+    Admit, Fuse, Gate, Gated, GatedIter, GatedProducer, PanicFuse, SkipAny, SkipAnyWhile, Skipping,
+    SkippingWhile, TakeAny, TakeAnyWhile, Taking, TakingWhile,
+};
 #[allow(deprecated)]
 pub use generators::repeatn;
 pub use generators::{
@@ -119,8 +125,8 @@ pub use strings::{
 
 use adapters::Hint;
 use consumers::{
-    Count, Extreme, FindAny, FindFirst, FindLast, ForEach, MinMax, Product, ReduceWith, Sum,
-    TryReduce,
+    Count, Extreme, FindAny, FindFirst, FindLast, ForEach, MinMax, Product, ReduceOptional,
+    ReduceWith, Sum, TryReduce,
 };
 use plumbing::{drive, Producer};
 use stateful::{CloneSeed as WithClone, InitSeed as WithInit};
@@ -210,6 +216,48 @@ pub trait ParallelIterator: Sized + Send {
         U::Item: Send,
     {
         FlatMapIter { base: self, f }
+    }
+
+    /// Each item, a parallel iterator or something that converts into
+    /// one (a `Vec`, a range), replaced by its items in turn (rayon's
+    /// `flatten`): [`flat_map`](Self::flat_map) with the identity, so each
+    /// inner iterator runs sequentially on the worker that produced it.
+    ///
+    /// ```
+    /// use weft::prelude::*;
+    /// let nested = vec![vec![1, 2], vec![], vec![3]];
+    /// let flat: Vec<u32> = nested.into_par_iter().flatten().collect();
+    /// assert_eq!(flat, [1, 2, 3]);
+    /// ```
+    fn flatten(self) -> Flatten<Self>
+    where
+        Self::Item: IntoParallelIterator,
+    {
+        FlatMap {
+            base: self,
+            f: std::convert::identity,
+        }
+    }
+
+    /// Each item, a sequential iterator or something that converts into
+    /// one, replaced by its items in turn (rayon's `flatten_iter`):
+    /// [`flat_map_iter`](Self::flat_map_iter) with the identity.
+    ///
+    /// ```
+    /// use weft::prelude::*;
+    /// let ranges = vec![0..2u32, 5..7];
+    /// let flat: Vec<u32> = ranges.into_par_iter().flatten_iter().collect();
+    /// assert_eq!(flat, [0, 1, 5, 6]);
+    /// ```
+    fn flatten_iter(self) -> FlattenIter<Self>
+    where
+        Self::Item: IntoIterator,
+        <Self::Item as IntoIterator>::Item: Send,
+    {
+        FlatMapIter {
+            base: self,
+            f: std::convert::identity,
+        }
     }
 
     /// This iterator's items, then `other`'s.
@@ -451,6 +499,129 @@ pub trait ParallelIterator: Sized + Send {
         }
     }
 
+    /// The same items; once a closure of the loop panics, every piece
+    /// stops at its next item rather than at its next chunk (rayon's
+    /// `panic_fuse`). The panic reaches the caller either way (see the
+    /// [module docs](crate::iter)); the fuse costs a relaxed load per item.
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
+    /// use weft::prelude::*;
+    /// let seen = AtomicUsize::new(0);
+    /// let result = std::panic::catch_unwind(|| {
+    ///     (0..1_000_000u32).into_par_iter().panic_fuse().for_each(|x| {
+    ///         seen.fetch_add(1, Ordering::Relaxed);
+    ///         assert!(x != 10, "ten");
+    ///     })
+    /// });
+    /// assert!(result.is_err());
+    /// assert!(seen.into_inner() < 1_000_000);
+    /// ```
+    fn panic_fuse(self) -> PanicFuse<Self> {
+        Gated {
+            base: self,
+            gate: Fuse::default(),
+        }
+    }
+
+    /// `n` items, or all if there are fewer, from anywhere in the input
+    /// (rayon's `take_any`): the first `n` that pieces get to, whatever
+    /// their indices. They keep the input's order between them (in
+    /// `collect`, `reduce`); once `n` are taken, every piece stops, and
+    /// the items not taken are dropped unused (see [Items by
+    /// value](crate::iter#items-by-value)). Which items are taken depends
+    /// on timing; [`IndexedParallelIterator::take`] takes the first `n`.
+    ///
+    /// ```
+    /// use weft::prelude::*;
+    /// let some: Vec<u32> = (0..1_000u32).into_par_iter().filter(|x| x % 3 == 0).take_any(5).collect();
+    /// assert_eq!(some.len(), 5);
+    /// assert!(some.windows(2).all(|w| w[0] < w[1]) && some.iter().all(|x| x % 3 == 0));
+    /// ```
+    fn take_any(self, n: usize) -> TakeAny<Self> {
+        Gated {
+            base: self,
+            gate: Taking {
+                limit: n,
+                claimed: AtomicUsize::new(0),
+            },
+        }
+    }
+
+    /// All but `n` items from anywhere in the input, or none if there are
+    /// fewer (rayon's `skip_any`): the first `n` that pieces get to are
+    /// dropped unused, whatever their indices, and the others go on in
+    /// the input's order. Which ones are skipped depends on timing;
+    /// [`IndexedParallelIterator::skip`] skips the first `n`.
+    ///
+    /// ```
+    /// use weft::prelude::*;
+    /// let rest: Vec<u32> = (0..1_000u32).into_par_iter().filter(|x| x % 3 == 0).skip_any(5).collect();
+    /// assert_eq!(rest.len(), 329);
+    /// assert!(rest.windows(2).all(|w| w[0] < w[1]));
+    /// ```
+    fn skip_any(self, n: usize) -> SkipAny<Self> {
+        Gated {
+            base: self,
+            gate: Skipping {
+                limit: n,
+                claimed: AtomicUsize::new(0),
+            },
+        }
+    }
+
+    /// Items from anywhere in the input while `predicate` holds (rayon's
+    /// `take_any_while`): the first item that fails it, in whichever piece
+    /// meets one first, is dropped and ends every piece at its next item;
+    /// the items passed on keep the input's order. Unlike std's
+    /// `take_while`, items after the first failure in the input's order
+    /// may be passed on (from pieces that got there first), and items
+    /// before it left out. `predicate` may look at shared state, not only
+    /// the item.
+    ///
+    /// ```
+    /// use weft::prelude::*;
+    /// let small: Vec<u32> = (0..1_000u32).into_par_iter().take_any_while(|&x| x < 500).collect();
+    /// assert!(small.len() <= 500 && small.iter().all(|&x| x < 500));
+    /// assert!(small.windows(2).all(|w| w[0] < w[1]));
+    /// ```
+    fn take_any_while<P>(self, predicate: P) -> TakeAnyWhile<Self, P>
+    where
+        P: Fn(&Self::Item) -> bool + Sync + Send,
+    {
+        Gated {
+            base: self,
+            gate: TakingWhile {
+                predicate,
+                ended: AtomicBool::new(false),
+            },
+        }
+    }
+
+    /// Drops items from anywhere in the input while `predicate` holds
+    /// (rayon's `skip_any_while`): once an item fails it, in whichever
+    /// piece meets one first, that item and every item any piece pulls
+    /// after it go on, `predicate` unasked. What goes on keeps the input's
+    /// order; which items are dropped depends on timing.
+    ///
+    /// ```
+    /// use weft::prelude::*;
+    /// let rest: Vec<u32> = (0..1_000u32).into_par_iter().skip_any_while(|&x| x < 500).collect();
+    /// assert!(rest.len() >= 500 && rest.windows(2).all(|w| w[0] < w[1]));
+    /// ```
+    fn skip_any_while<P>(self, predicate: P) -> SkipAnyWhile<Self, P>
+    where
+        P: Fn(&Self::Item) -> bool + Sync + Send,
+    {
+        Gated {
+            base: self,
+            gate: SkippingWhile {
+                predicate,
+                ended: AtomicBool::new(false),
+            },
+        }
+    }
+
     /// Calls `f` on a reference to each item, which then goes on
     /// unchanged (rayon's `inspect`).
     ///
@@ -517,6 +688,36 @@ pub trait ParallelIterator: Sized + Send {
             base: self,
             hint: Hint::Deterministic,
         }
+    }
+
+    /// A clone of `separator` between each two items (rayon's
+    /// `intersperse`). On an indexed iterator the result is indexed too
+    /// (`len`, `zip`, `rev`...), and the items are woven as the loop
+    /// produces them. An unindexed iterator's pieces cannot know whether
+    /// an earlier piece yields anything (a `filter`'s may not), so its
+    /// items are first gathered, in order, into a `Vec` that the loop then
+    /// weaves: a separator never starts or ends the result, at the cost of
+    /// holding every item at once and of running the base whole, even
+    /// before a search that stops early.
+    ///
+    /// # Panics
+    ///
+    /// When the result would be longer than `usize::MAX` (or, unindexed,
+    /// the base's input is `usize::MAX` items long), before running
+    /// anything.
+    ///
+    /// ```
+    /// use weft::prelude::*;
+    /// let csv: String = ["a", "b", "c"].par_iter().copied().intersperse(",").collect();
+    /// assert_eq!(csv, "a,b,c");
+    /// let evens: Vec<u32> = (0..7u32).into_par_iter().filter(|x| x % 2 == 0).intersperse(9).collect();
+    /// assert_eq!(evens, [0, 9, 2, 9, 4, 9, 6]);
+    /// ```
+    fn intersperse(self, separator: Self::Item) -> Intersperse<Self>
+    where
+        Self::Item: Clone,
+    {
+        Intersperse::new(self, separator)
     }
 
     // ------------------------------------------------------ consumers
@@ -677,6 +878,26 @@ pub trait ParallelIterator: Sized + Send {
         )
     }
 
+    /// [`reduce`](Self::reduce) without an identity (rayon's
+    /// `reduce_with`): `None` when there are no items, else the items
+    /// combined by `op`, neighbours left then right, so an associative
+    /// `op` gives the sequential `Iterator::reduce`'s result.
+    ///
+    /// ```
+    /// use weft::prelude::*;
+    /// let longest = ["a", "abc", "ab"].par_iter().copied().reduce_with(|a, b| {
+    ///     if b.len() > a.len() { b } else { a }
+    /// });
+    /// assert_eq!(longest, Some("abc"));
+    /// assert_eq!(Vec::<u32>::new().into_par_iter().reduce_with(|a, b| a + b), None);
+    /// ```
+    fn reduce_with<OP>(mut self, op: OP) -> Option<Self::Item>
+    where
+        OP: Fn(Self::Item, Self::Item) -> Self::Item + Sync + Send,
+    {
+        drive(self.producer(), &ReduceOptional(&op))
+    }
+
     /// [`reduce`](Self::reduce) over fallible items with a fallible `op`
     /// (rayon's `try_reduce`): the items' outputs (`Ok`'s, `Some`'s or
     /// `Continue`'s values) are combined by `op`, each piece starting from
@@ -825,6 +1046,21 @@ pub trait ParallelIterator: Sized + Send {
         C::from_par_iter(self)
     }
 
+    /// The items in `Vec`s, one per piece the driver folded, linked in the
+    /// input's order (rayon's `collect_vec_list`): what a `collect` into a
+    /// `Vec` gathers before joining them, without the copy that joins
+    /// them. No `Vec` in the list is empty.
+    ///
+    /// ```
+    /// use weft::prelude::*;
+    /// let pieces = (0..100u32).into_par_iter().filter(|x| x % 2 == 0).collect_vec_list();
+    /// let flat: Vec<u32> = pieces.into_iter().flatten().collect();
+    /// assert_eq!(flat, (0..100).step_by(2).collect::<Vec<_>>());
+    /// ```
+    fn collect_vec_list(mut self) -> LinkedList<Vec<Self::Item>> {
+        collect::collect_pieces(&mut self)
+    }
+
     /// Splits pairs into two collections, each in the input's order
     /// (rayon's `unzip`): the first of each pair into `FromA`, the second
     /// into `FromB`.
@@ -920,6 +1156,17 @@ pub trait ParallelIterator: Sized + Send {
                 matches: &matches,
             },
         )
+    }
+
+    /// [`find_any`](Self::find_any), under the name rayon keeps for old
+    /// code.
+    #[deprecated(note = "use `find_any`, or `find_first` for the first match in order")]
+    #[doc(hidden)]
+    fn find<P>(self, predicate: P) -> Option<Self::Item>
+    where
+        P: Fn(&Self::Item) -> bool + Sync + Send,
+    {
+        self.find_any(predicate)
     }
 
     /// The first item, in the input's order, for which `predicate` holds.
@@ -1294,31 +1541,6 @@ pub trait IndexedParallelIterator: ParallelIterator {
             (len, len)
         };
         self.take(taken).interleave(other.take(other_taken))
-    }
-
-    /// A clone of `separator` between each two items (rayon's
-    /// `intersperse`). Only an indexed iterator's items know whether
-    /// another comes before them, so weft offers it there alone, where
-    /// rayon offers it on every parallel iterator.
-    ///
-    /// # Panics
-    ///
-    /// When the result would be longer than `usize::MAX`, before running
-    /// anything.
-    ///
-    /// ```
-    /// use weft::prelude::*;
-    /// let csv: String = ["a", "b", "c"].par_iter().copied().intersperse(",").collect();
-    /// assert_eq!(csv, "a,b,c");
-    /// ```
-    fn intersperse(self, separator: Self::Item) -> Intersperse<Self>
-    where
-        Self::Item: Clone,
-    {
-        Intersperse {
-            base: self,
-            separator,
-        }
     }
 
     /// Never splits a piece shorter than `min` items off: for loops whose
