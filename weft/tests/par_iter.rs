@@ -5203,3 +5203,379 @@ fn intersperse_of_unindexed_iterators_against_std() {
         }
     });
 }
+
+// ------------------------ comparisons, fold_chunks, by_*_blocks (indexed)
+
+// Tracked items compare by id, so that comparisons can run by value.
+impl PartialEq for Tracked {
+    fn eq(&self, other: &Tracked) -> bool {
+        self.id == other.id
+    }
+}
+
+impl Eq for Tracked {}
+
+impl PartialOrd for Tracked {
+    fn partial_cmp(&self, other: &Tracked) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Tracked {
+    fn cmp(&self, other: &Tracked) -> std::cmp::Ordering {
+        self.id.cmp(&other.id)
+    }
+}
+
+#[test]
+fn comparisons_against_std() {
+    #![allow(deprecated)]
+    check("comparisons_against_std", |case| {
+        let ctx = case.to_string();
+        // Few values, so that long equal prefixes are common.
+        let a = case.values(3);
+        let mut changed = a.clone();
+        if !changed.is_empty() {
+            let at = case.rng.below(changed.len());
+            changed[at] = 3 - changed[at].min(3);
+        }
+        let cut = case.rng.below(a.len() + 1);
+        let others = [
+            a.clone(),
+            a[..cut].to_vec(),
+            changed,
+            case.other_values(3),
+            [a.clone(), vec![0]].concat(),
+        ];
+        for b in &others {
+            let ctx = format!("b of len {}, {ctx}", b.len());
+            assert_eq!(a.par_iter().cmp(b), a.iter().cmp(b.iter()), "cmp ({ctx})");
+            assert_eq!(
+                a.par_iter().partial_cmp(b),
+                a.iter().partial_cmp(b.iter()),
+                "partial_cmp ({ctx})"
+            );
+            assert_eq!(a.par_iter().eq(b), a.iter().eq(b.iter()), "eq ({ctx})");
+            assert_eq!(a.par_iter().ne(b), a.iter().ne(b.iter()), "ne ({ctx})");
+            assert_eq!(a.par_iter().lt(b), a.iter().lt(b.iter()), "lt ({ctx})");
+            assert_eq!(a.par_iter().le(b), a.iter().le(b.iter()), "le ({ctx})");
+            assert_eq!(a.par_iter().gt(b), a.iter().gt(b.iter()), "gt ({ctx})");
+            assert_eq!(a.par_iter().ge(b), a.iter().ge(b.iter()), "ge ({ctx})");
+            let by_value = a.clone().into_par_iter().cmp(b.clone());
+            assert_eq!(by_value, a.iter().cmp(b.iter()), "cmp by value ({ctx})");
+        }
+        // Unordered pairs: a NaN decides where it is first met.
+        let mut x: Vec<f64> = a.iter().map(|&v| f64::from(v)).collect();
+        let y = x.clone();
+        if !x.is_empty() {
+            let at = case.rng.below(x.len());
+            x[at] = f64::NAN;
+        }
+        assert_eq!(
+            x.par_iter().partial_cmp(&y),
+            x.iter().partial_cmp(y.iter()),
+            "NaN ({ctx})"
+        );
+        assert_eq!(x.par_iter().lt(&y), x.iter().lt(y.iter()), "NaN lt ({ctx})");
+        assert_eq!(x.par_iter().ge(&y), x.iter().ge(y.iter()), "NaN ge ({ctx})");
+        // The deprecated names forward to the `_any` searches.
+        assert_eq!(
+            a.par_iter().find(|&&v| v == 2).is_some(),
+            a.contains(&2),
+            "find ({ctx})"
+        );
+        let at = a.par_iter().position(|&v| v == 2);
+        assert!(at.is_none_or(|i| a[i] == 2), "position ({ctx})");
+
+        // By value: the longer side's extra items and what the comparison
+        // did not look at are dropped once.
+        let len = case.len;
+        let split = case.rng.below(len + 1);
+        let (drops, mut items) = tracked(len);
+        let right = items.split_off(split);
+        let order = items.into_par_iter().cmp(right);
+        // The first pair decides, ids 0 and `split`, unless a side is empty.
+        let expected = if split > 0 && len > split {
+            std::cmp::Ordering::Less
+        } else {
+            split.cmp(&(len - split))
+        };
+        assert_eq!(order, expected, "cmp by value ({ctx})");
+        assert_dropped_once(&drops, "cmp by value", &ctx);
+        let (drops, items) = tracked(len);
+        let (drops_b, others) = tracked(len);
+        assert!(items.into_par_iter().eq(others), "eq by value ({ctx})");
+        assert_dropped_once(&drops, "eq by value", &ctx);
+        assert_dropped_once(&drops_b, "eq by value, other side", &ctx);
+    });
+}
+
+#[test]
+fn fold_chunks_and_fold_chunks_with_against_std() {
+    quiet_planned_panics();
+    check("fold_chunks_and_fold_chunks_with_against_std", |case| {
+        let ctx = case.to_string();
+        let v = case.values(1_000);
+        let len = v.len();
+        let max = 1 + case.rng.below(5);
+        let random = 1 + case.rng.below(len + 3);
+        for size in [1, 2, 3, len.max(1), len + 1, random] {
+            let ctx = format!("size {size}, {ctx}");
+            // Not commutative: each chunk's items must come in order.
+            let hash = |acc: u64, x: &u32| acc.wrapping_mul(31).wrapping_add(u64::from(*x));
+            let expected: Vec<u64> = v.chunks(size).map(|c| c.iter().fold(7, hash)).collect();
+            let folded = || v.par_iter().fold_chunks(size, || 7u64, hash);
+            assert_eq!(folded().len(), expected.len(), "fold_chunks len ({ctx})");
+            assert_eq!(
+                folded().collect::<Vec<_>>(),
+                expected,
+                "fold_chunks ({ctx})"
+            );
+            let pieces: Vec<u64> = folded().with_max_len(max).collect();
+            assert_eq!(pieces, expected, "fold_chunks in pieces of {max} ({ctx})");
+            let reversed: Vec<u64> = folded().rev().collect();
+            assert!(
+                reversed.iter().rev().eq(&expected),
+                "fold_chunks rev ({ctx})"
+            );
+            let skipped: Vec<u64> = folded().skip(1).collect();
+            assert_eq!(
+                skipped,
+                expected.get(1..).unwrap_or(&[]),
+                "fold_chunks skip ({ctx})"
+            );
+            let with: Vec<Vec<u32>> = v
+                .par_iter()
+                .fold_chunks_with(size, Vec::new(), |mut chunk, &x| {
+                    chunk.push(x);
+                    chunk
+                })
+                .collect();
+            let chunks: Vec<Vec<u32>> = v.chunks(size).map(<[u32]>::to_vec).collect();
+            assert_eq!(with, chunks, "fold_chunks_with ({ctx})");
+            let inner: Vec<u64> = (0..2u32)
+                .into_par_iter()
+                .flat_map(|_| v.par_iter().fold_chunks(size, || 7u64, hash))
+                .collect();
+            assert_eq!(
+                inner,
+                [expected.clone(), expected].concat(),
+                "inner fold_chunks ({ctx})"
+            );
+        }
+
+        // By value: each item once, in its chunk, also when one panics.
+        let size = 1 + case.rng.below(len + 2);
+        moves_in_order(
+            case.len,
+            0..case.len,
+            "fold_chunks by value",
+            &ctx,
+            |items| {
+                let chunks: Vec<Vec<Tracked>> = items
+                    .into_par_iter()
+                    .fold_chunks(size, Vec::new, |mut chunk, item| {
+                        chunk.push(item);
+                        chunk
+                    })
+                    .collect();
+                assert!(
+                    chunks.iter().all(|c| c.len() <= size),
+                    "chunk sizes ({ctx})"
+                );
+                chunks.into_iter().flatten().collect()
+            },
+        );
+        if case.len > 0 {
+            let target = case.rng.below(case.len);
+            panics_on(case.len, target, "fold_chunks", &ctx, |items, explode| {
+                let _: usize = items
+                    .into_par_iter()
+                    .fold_chunks(
+                        size,
+                        || 0,
+                        |count, item| {
+                            explode(&item);
+                            count + 1
+                        },
+                    )
+                    .sum();
+            });
+        }
+    });
+    let zero = panic::catch_unwind(|| {
+        (0..3)
+            .into_par_iter()
+            .fold_chunks(0, || 0, |a, x| a + x)
+            .count()
+    });
+    assert!(zero.is_err(), "fold_chunks(0, ..) panics");
+    let zero = panic::catch_unwind(|| {
+        (0..3)
+            .into_par_iter()
+            .fold_chunks_with(0, 0, |a, x| a + x)
+            .count()
+    });
+    assert!(zero.is_err(), "fold_chunks_with(0, ..) panics");
+}
+
+#[test]
+fn by_uniform_and_exponential_blocks_against_std() {
+    quiet_planned_panics();
+    check("by_uniform_and_exponential_blocks_against_std", |case| {
+        let ctx = case.to_string();
+        let v = case.values(1_000);
+        let len = v.len();
+        let size = 1 + case.rng.below(len + 2);
+        let target = case.rng.below(1_000) as u32;
+        for uniform in [true, false] {
+            let ctx = format!("uniform {uniform}, size {size}, {ctx}");
+            let blocks = || {
+                let items = v.par_iter().copied();
+                if uniform {
+                    items.by_uniform_blocks(size)
+                } else {
+                    items.by_exponential_blocks()
+                }
+            };
+            assert_eq!(blocks().collect::<Vec<_>>(), v, "collect ({ctx})");
+            // Indexed, unlike rayon's: zipped, enumerated and reversed,
+            // the blocks count the outer iterator's items.
+            assert!(
+                blocks().zip_eq(v.par_iter()).all(|(a, &b)| a == b),
+                "zip_eq ({ctx})"
+            );
+            let reversed: Vec<u32> = blocks().rev().collect();
+            assert!(reversed.iter().rev().eq(&v), "rev ({ctx})");
+            assert_eq!(
+                blocks().enumerate().filter(|&(i, x)| v[i] == x).count(),
+                len,
+                "enumerate ({ctx})"
+            );
+            assert_eq!(
+                blocks().map(u64::from).sum::<u64>(),
+                v.iter().map(|&x| u64::from(x)).sum::<u64>(),
+                "sum ({ctx})"
+            );
+            assert_eq!(
+                blocks().find_first(|&x| x == target),
+                v.iter().copied().find(|&x| x == target),
+                "find_first ({ctx})"
+            );
+            assert_eq!(
+                blocks().find_last(|&x| x == target),
+                v.iter().copied().rfind(|&x| x == target),
+                "find_last ({ctx})"
+            );
+            assert_eq!(
+                blocks().any(|x| x == target),
+                v.contains(&target),
+                "any ({ctx})"
+            );
+            assert_eq!(
+                blocks().filter(|x| x % 2 == 0).count(),
+                v.iter().filter(|&&x| x % 2 == 0).count(),
+                "filter count ({ctx})"
+            );
+        }
+        // No fold spans two uniform blocks: each folds a run of indices
+        // inside one block.
+        let runs: Vec<(usize, usize)> = (0..len)
+            .into_par_iter()
+            .by_uniform_blocks(size)
+            .fold(
+                || None,
+                |run: Option<(usize, usize)>, i| Some((run.map_or(i, |r| r.0), i)),
+            )
+            .flatten_iter()
+            .collect();
+        assert!(
+            runs.iter()
+                .all(|&(first, last)| first / size == last / size),
+            "a fold across blocks: {runs:?} ({ctx})"
+        );
+        assert_eq!(
+            runs.iter()
+                .map(|&(first, last)| last - first + 1)
+                .sum::<usize>(),
+            len,
+            "every index folded ({ctx})"
+        );
+
+        // By value: each once, also when a search stops or a closure panics.
+        let n = case.len;
+        moves_in_order(n, 0..n, "by_uniform_blocks by value", &ctx, |items| {
+            items.into_par_iter().by_uniform_blocks(size).collect()
+        });
+        let (drops, items) = tracked(n);
+        let found = items
+            .into_par_iter()
+            .by_exponential_blocks()
+            .find_first(|item| item.id % 5 == 4);
+        assert_eq!(
+            found.as_ref().map(|item| item.id),
+            (n > 4).then_some(4),
+            "find_first ({ctx})"
+        );
+        drop(found);
+        assert_dropped_once(&drops, "by_exponential_blocks find_first", &ctx);
+        if n > 0 {
+            let target = case.rng.below(n);
+            panics_on(n, target, "by_uniform_blocks", &ctx, |items, explode| {
+                items
+                    .into_par_iter()
+                    .by_uniform_blocks(size)
+                    .for_each(|item| explode(&item));
+            });
+        }
+    });
+    let zero = panic::catch_unwind(|| (0..3).into_par_iter().by_uniform_blocks(0).count());
+    assert!(zero.is_err(), "by_uniform_blocks(0) panics");
+}
+
+#[test]
+fn blocks_stop_a_search_after_the_block_of_its_answer() {
+    for &workers in &WORKERS {
+        on(workers, || {
+            let ctx = format!("len {EARLY_LEN}, match at {EARLY_MATCH}, workers {workers}");
+            let seen = AtomicUsize::new(0);
+            let saw = |i: &usize| {
+                seen.fetch_add(1, Ordering::Relaxed);
+                *i == EARLY_MATCH
+            };
+            let block = 10 * EARLY_MATCH;
+            let found = (0..EARLY_LEN)
+                .into_par_iter()
+                .by_uniform_blocks(block)
+                .find_first(saw);
+            assert_eq!(found, Some(EARLY_MATCH), "{ctx}");
+            let count = seen.swap(0, Ordering::Relaxed);
+            assert!(
+                count <= block,
+                "uniform find_first: {count} items seen ({ctx})"
+            );
+            assert!(
+                (0..EARLY_LEN)
+                    .into_par_iter()
+                    .by_uniform_blocks(block)
+                    .any(|i| saw(&i)),
+                "{ctx}"
+            );
+            let count = seen.swap(0, Ordering::Relaxed);
+            assert!(count <= block, "uniform any: {count} items seen ({ctx})");
+            let found = (0..EARLY_LEN)
+                .into_par_iter()
+                .by_exponential_blocks()
+                .find_first(saw);
+            assert_eq!(found, Some(EARLY_MATCH), "{ctx}");
+            // The block that holds the match ends before twice its index
+            // plus a block of one item per worker.
+            let count = seen.swap(0, Ordering::Relaxed);
+            let bound = 2 * (EARLY_MATCH + weft::current_num_threads());
+            assert!(
+                count <= bound,
+                "exponential find_first: {count} items seen ({ctx})"
+            );
+        });
+    }
+}

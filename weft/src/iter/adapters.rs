@@ -1,7 +1,7 @@
 //! Adapters: each wraps its base iterator and its base's producer, and
 //! splits where the base splits.
 
-use super::plumbing::{keep, Producer};
+use super::plumbing::{keep, Blocks, Producer};
 use super::{IndexedParallelIterator, IntoParallelIterator, ParallelIterator};
 
 /// Declares an adapter's producer type, with the base producer and a
@@ -103,6 +103,9 @@ where
     fn keeps_state(&self) -> bool {
         self.base.keeps_state()
     }
+    fn blocks(&self) -> Option<Blocks> {
+        self.base.blocks()
+    }
 }
 
 /// Forwards the splitting hints of a producer with one base; with
@@ -131,6 +134,9 @@ macro_rules! forward_hints {
         fn deterministic(&self) -> bool {
             self.base.deterministic()
         }
+        fn blocks(&self) -> Option<$crate::iter::plumbing::Blocks> {
+            self.base.blocks()
+        }
     };
 }
 
@@ -150,6 +156,9 @@ macro_rules! forward_pair_hints {
         }
         fn keeps_state(&self) -> bool {
             self.a.keeps_state() || self.b.keeps_state()
+        }
+        fn blocks(&self) -> Option<$crate::iter::plumbing::Blocks> {
+            self.a.blocks().or(self.b.blocks())
         }
     };
 }
@@ -901,8 +910,9 @@ impl<I: IndexedParallelIterator> IndexedParallelIterator for Skip<I> {
 
 // ------------------------------------------ with_min_len, with_max_len
 
-/// `iter.with_min_len(n)`, `iter.with_max_len(n)` and `iter.deterministic()`:
-/// the same items, with a splitting hint.
+/// `iter.with_min_len(n)`, `iter.with_max_len(n)`, `iter.deterministic()`,
+/// `iter.by_uniform_blocks(n)` and `iter.by_exponential_blocks()`: the
+/// same items, with a splitting hint.
 #[derive(Clone, Debug)]
 pub struct Hinted<I> {
     pub(crate) base: I,
@@ -915,7 +925,14 @@ pub(crate) enum Hint {
     MinLen(usize),
     MaxLen(usize),
     Deterministic,
+    Blocks(Blocks),
 }
+
+/// `iter.by_uniform_blocks(n)`: [`Hinted`] with blocks of `n` items.
+pub type UniformBlocks<I> = Hinted<I>;
+
+/// `iter.by_exponential_blocks()`: [`Hinted`] with blocks that double.
+pub type ExponentialBlocks<I> = Hinted<I>;
 
 /// The producer of [`Hinted`].
 #[derive(Debug)]
@@ -985,6 +1002,12 @@ impl<P: Producer> Producer for HintedProducer<P> {
     }
     fn keeps_state(&self) -> bool {
         self.base.keeps_state()
+    }
+    fn blocks(&self) -> Option<Blocks> {
+        match self.hint {
+            Hint::Blocks(blocks) => Some(blocks),
+            _ => self.base.blocks(),
+        }
     }
 }
 

@@ -214,6 +214,11 @@ impl<T, R: Send, F: Fn(T) -> Option<R> + Sync> Consumer<T> for FindFirst<'_, F> 
     fn reduce(&self, left: Option<R>, right: Option<R>) -> Option<R> {
         leftmost(left, right)
     }
+    fn full_from(&self, offset: usize) -> bool {
+        // A piece that starts after the one with the leftmost match so far
+        // lies wholly after that match.
+        offset > self.best.load(Ordering::Relaxed)
+    }
 }
 
 /// The left match if any, else the right: the one that loses is dropped

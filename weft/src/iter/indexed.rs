@@ -1,10 +1,11 @@
-//! Adapters that need their base's indices: `rev`, `step_by`, `chunks`
-//! and `positions`. Each maps its own indices to its base's, so it splits
-//! where the driver asks, as any indexed iterator.
+//! Adapters that need their base's indices: `rev`, `step_by`, `chunks`,
+//! `fold_chunks` and `positions`. Each maps its own indices to its
+//! base's, so it splits where the driver asks, as any indexed iterator.
 
 use super::adapters::EnumerateProducer;
 use super::plumbing::Producer;
 use super::sources::{chunk_count, chunk_start};
+use super::stateful::{CloneSeed, InitSeed, PieceSeed, Seed};
 use super::{Enumerate, IndexedParallelIterator, ParallelIterator};
 
 // ------------------------------------------------------------------- rev
@@ -251,6 +252,150 @@ impl<It: Iterator> Iterator for Grouped<It> {
         let group: Vec<It::Item> = self.base.by_ref().take(self.size).collect();
         (!group.is_empty()).then_some(group)
     }
+}
+
+// ----------------------------------------------------------- fold_chunks
+
+/// `iter.fold_chunks(size, identity, fold_op)` and
+/// `iter.fold_chunks_with(size, init, fold_op)`: each run of `size` items,
+/// the last possibly shorter, folded from a fresh state.
+#[derive(Clone, Debug)]
+pub struct FoldChunksSeeded<I, S, F> {
+    pub(crate) base: I,
+    pub(crate) size: usize,
+    pub(crate) seed: S,
+    pub(crate) f: F,
+}
+
+/// `iter.fold_chunks(size, identity, fold_op)`: each chunk folded from
+/// `identity()`.
+pub type FoldChunks<I, ID, F> = FoldChunksSeeded<I, InitSeed<ID>, F>;
+
+/// `iter.fold_chunks_with(size, init, fold_op)`: each chunk folded from a
+/// clone of `init`.
+pub type FoldChunksWith<I, T, F> = FoldChunksSeeded<I, CloneSeed<T>, F>;
+
+/// The producer of [`FoldChunksSeeded`]: a piece of its base that starts
+/// at a multiple of the chunk size.
+#[derive(Debug)]
+pub struct FoldChunksProducer<'f, P, S, F> {
+    base: P,
+    size: usize,
+    seed: S,
+    f: &'f F,
+}
+
+/// The sequential iterator of a [`FoldChunksSeeded`] piece: its base's
+/// items `size` at a time, each run folded from a fresh state.
+#[derive(Debug)]
+pub struct FoldedChunks<It, S, F> {
+    base: It,
+    size: usize,
+    seed: S,
+    f: F,
+}
+
+impl<It, S, F, T> Iterator for FoldedChunks<It, S, F>
+where
+    It: Iterator,
+    S: PieceSeed<State = T>,
+    F: Fn(T, It::Item) -> T,
+{
+    type Item = T;
+    fn next(&mut self) -> Option<T> {
+        let first = self.base.next()?;
+        let start = (self.f)(self.seed.split().state(), first);
+        Some(self.base.by_ref().take(self.size - 1).fold(start, &self.f))
+    }
+}
+
+impl<I, S, F, T> ParallelIterator for FoldChunksSeeded<I, S, F>
+where
+    I: IndexedParallelIterator,
+    S: Seed<State = T>,
+    F: Fn(T, I::Item) -> T + Sync + Send,
+    T: Send,
+{
+    type Item = T;
+    type Producer<'a>
+        = FoldChunksProducer<'a, I::Producer<'a>, S::Piece<'a>, F>
+    where
+        Self: 'a;
+    type Seq = std::vec::IntoIter<T>;
+    fn producer(&mut self) -> Self::Producer<'_> {
+        IndexedParallelIterator::len(&self.base);
+        FoldChunksProducer {
+            base: self.base.producer(),
+            size: self.size,
+            seed: self.seed.piece(),
+            f: &self.f,
+        }
+    }
+    fn into_seq(self) -> Self::Seq {
+        // Only `flat_map`'s inner iterators run this way: the chunks are
+        // folded at once, as the states borrow from the adapter.
+        let chunks = FoldedChunks {
+            base: self.base.into_seq(),
+            size: self.size,
+            seed: self.seed.piece(),
+            f: &self.f,
+        };
+        chunks.collect::<Vec<_>>().into_iter()
+    }
+    fn opt_len(&self) -> Option<usize> {
+        Some(IndexedParallelIterator::len(self))
+    }
+}
+
+impl<I, S, F, T> IndexedParallelIterator for FoldChunksSeeded<I, S, F>
+where
+    I: IndexedParallelIterator,
+    S: Seed<State = T>,
+    F: Fn(T, I::Item) -> T + Sync + Send,
+    T: Send,
+{
+    fn len(&self) -> usize {
+        chunk_count(self.base.len(), self.size)
+    }
+}
+
+impl<'f, P, S, F, T> Producer for FoldChunksProducer<'f, P, S, F>
+where
+    P: Producer,
+    S: PieceSeed<State = T>,
+    F: Fn(T, P::Item) -> T + Sync,
+{
+    type Item = T;
+    type IntoIter = FoldedChunks<P::IntoIter, S, &'f F>;
+    fn len(&self) -> usize {
+        chunk_count(self.base.len(), self.size)
+    }
+    fn split_at(self, index: usize) -> (Self, Self) {
+        let at = chunk_start(index, self.size, self.base.len());
+        let (left, right) = self.base.split_at(at);
+        let right = FoldChunksProducer {
+            base: right,
+            size: self.size,
+            seed: self.seed.split(),
+            f: self.f,
+        };
+        let left = FoldChunksProducer {
+            base: left,
+            size: self.size,
+            seed: self.seed,
+            f: self.f,
+        };
+        (left, right)
+    }
+    fn into_iter(self) -> Self::IntoIter {
+        FoldedChunks {
+            base: self.base.into_iter(),
+            size: self.size,
+            seed: self.seed,
+            f: self.f,
+        }
+    }
+    forward_hints!();
 }
 
 // ------------------------------------------------------------- positions

@@ -75,10 +75,11 @@ use std::sync::atomic::{AtomicBool, AtomicUsize};
 
 pub use adapters::{
     Chain, ChainProducer, Cloned, ClonedProducer, Copied, CopiedProducer, Enumerate,
-    EnumerateProducer, Filter, FilterMap, FilterMapProducer, FilterProducer, FlatMap, FlatMapIter,
-    FlatMapIterProducer, FlatMapProducer, FlatMapSeq, Flatten, FlattenIter, Hinted, HintedProducer,
-    Inspect, InspectIter, InspectProducer, Map, MapProducer, Skip, Take, Update, UpdateIter,
-    UpdateProducer, WhileSome, WhileSomeIter, WhileSomeProducer, Zip, ZipEq, ZipProducer,
+    EnumerateProducer, ExponentialBlocks, Filter, FilterMap, FilterMapProducer, FilterProducer,
+    FlatMap, FlatMapIter, FlatMapIterProducer, FlatMapProducer, FlatMapSeq, Flatten, FlattenIter,
+    Hinted, HintedProducer, Inspect, InspectIter, InspectProducer, Map, MapProducer, Skip, Take,
+    UniformBlocks, Update, UpdateIter, UpdateProducer, WhileSome, WhileSomeIter, WhileSomeProducer,
+    Zip, ZipEq, ZipProducer,
 };
 pub use bridge::{BridgeProducer, IterBridge, ParallelBridge, Pull};
 pub use collect::{FromParallelIterator, ParallelExtend};
@@ -95,8 +96,9 @@ pub use generators::{
     empty, once, repeat, repeat_n, Empty, Once, Repeat, RepeatN, RepeatNProducer,
 };
 pub use indexed::{
-    Grouped, IterChunks, IterChunksProducer, Positions, PositionsIter, PositionsProducer, Rev,
-    RevIter, RevProducer, StepBy, StepByProducer,
+    FoldChunks, FoldChunksProducer, FoldChunksSeeded, FoldChunksWith, FoldedChunks, Grouped,
+    IterChunks, IterChunksProducer, Positions, PositionsIter, PositionsProducer, Rev, RevIter,
+    RevProducer, StepBy, StepByProducer,
 };
 pub use interleave::{
     Interleave, InterleaveIter, InterleaveProducer, InterleaveShortest, Intersperse,
@@ -1431,6 +1433,275 @@ pub trait IndexedParallelIterator: ParallelIterator {
         }
     }
 
+    /// Each run of `chunk_size` items, in order, the last possibly
+    /// shorter, folded by `fold_op` from `identity()` (rayon's
+    /// `fold_chunks`): [`chunks`](Self::chunks) without the `Vec`s. Unlike
+    /// [`fold`](ParallelIterator::fold), whose runs are the driver's
+    /// pieces, the runs are fixed by `chunk_size` alone.
+    ///
+    /// # Panics
+    ///
+    /// If `chunk_size` is 0.
+    ///
+    /// ```
+    /// use weft::prelude::*;
+    /// let sums: Vec<u32> = (1..=7u32).into_par_iter().fold_chunks(3, || 0, |a, x| a + x).collect();
+    /// assert_eq!(sums, [6, 15, 7]);
+    /// ```
+    fn fold_chunks<T, ID, F>(
+        self,
+        chunk_size: usize,
+        identity: ID,
+        fold_op: F,
+    ) -> FoldChunks<Self, ID, F>
+    where
+        ID: Fn() -> T + Send + Sync,
+        F: Fn(T, Self::Item) -> T + Send + Sync,
+        T: Send,
+    {
+        assert!(chunk_size != 0, "chunk size must be non-zero");
+        FoldChunksSeeded {
+            base: self,
+            size: chunk_size,
+            seed: WithInit(identity),
+            f: fold_op,
+        }
+    }
+
+    /// [`fold_chunks`](Self::fold_chunks), each chunk folded from a clone
+    /// of `init` (rayon's `fold_chunks_with`).
+    ///
+    /// # Panics
+    ///
+    /// If `chunk_size` is 0.
+    ///
+    /// ```
+    /// use weft::prelude::*;
+    /// let words: Vec<String> = ["a", "b", "c"].par_iter().fold_chunks_with(2, String::new(), |s, w| s + w).collect();
+    /// assert_eq!(words, ["ab", "c"]);
+    /// ```
+    fn fold_chunks_with<T, F>(
+        self,
+        chunk_size: usize,
+        init: T,
+        fold_op: F,
+    ) -> FoldChunksWith<Self, T, F>
+    where
+        T: Send + Clone,
+        F: Fn(T, Self::Item) -> T + Send + Sync,
+    {
+        assert!(chunk_size != 0, "chunk size must be non-zero");
+        FoldChunksSeeded {
+            base: self,
+            size: chunk_size,
+            seed: WithClone(init),
+            f: fold_op,
+        }
+    }
+
+    /// The same items, the loop run as blocks of `block_size` items, one
+    /// after the other (rayon's `by_uniform_blocks`): each block splits
+    /// across the pool as a whole loop would, and the next starts once it
+    /// has ended, so a search that finds its answer in a block
+    /// (`find_first`, `any`, `try_for_each`...) does not start the blocks
+    /// after it, and a `fold` never folds across two blocks.
+    ///
+    /// Unlike rayon's, the result stays indexed (`zip`, `collect` into
+    /// place...); the blocks then count the items of the iterator the loop
+    /// runs, which are this one's unless an adapter after it groups or
+    /// spreads them (`chunks`, `step_by`, `intersperse`).
+    ///
+    /// # Panics
+    ///
+    /// If `block_size` is 0.
+    ///
+    /// ```
+    /// use weft::prelude::*;
+    /// let firsts: Vec<u32> = (0..10u32)
+    ///     .into_par_iter()
+    ///     .by_uniform_blocks(4)
+    ///     .fold(|| None, |first: Option<u32>, x| first.or(Some(x)))
+    ///     .flatten_iter()
+    ///     .collect();
+    /// // No fold spans two blocks: 0, 4 and 8 each start one.
+    /// assert!([0, 4, 8].iter().all(|x| firsts.contains(x)));
+    /// ```
+    fn by_uniform_blocks(self, block_size: usize) -> UniformBlocks<Self> {
+        assert!(block_size != 0, "block size must be non-zero");
+        Hinted {
+            base: self,
+            hint: Hint::Blocks(plumbing::Blocks::Uniform(block_size)),
+        }
+    }
+
+    /// The same items, the loop run as blocks one after the other, the
+    /// first of one item per worker and each next one twice as long
+    /// (rayon's `by_exponential_blocks`): a search whose answer is near
+    /// the front (`find_first`) stops after a few short blocks instead of
+    /// having half the pool work on the back half, at the cost of a few
+    /// more loops on a long input (their number grows with the log of its
+    /// length). Indexed, as [`by_uniform_blocks`](Self::by_uniform_blocks).
+    ///
+    /// ```
+    /// use weft::prelude::*;
+    /// let found = (0..1_000_000u32).into_par_iter().by_exponential_blocks().find_first(|&x| x == 4_999);
+    /// assert_eq!(found, Some(4_999));
+    /// ```
+    fn by_exponential_blocks(self) -> ExponentialBlocks<Self> {
+        Hinted {
+            base: self,
+            hint: Hint::Blocks(plumbing::Blocks::Exponential),
+        }
+    }
+
+    /// The items compared with `other`'s in order, as std's
+    /// `Iterator::cmp` (rayon's `cmp`): by the first pair that differs,
+    /// else by the lengths. Stops as
+    /// [`find_first`](ParallelIterator::find_first) once a pair differs.
+    ///
+    /// ```
+    /// use std::cmp::Ordering;
+    /// use weft::prelude::*;
+    /// assert_eq!([1, 2, 3].par_iter().cmp(&[1, 2, 4]), Ordering::Less);
+    /// assert_eq!([1, 2].par_iter().cmp(&[1, 2, 0]), Ordering::Less);
+    /// assert_eq!((0..9).into_par_iter().cmp(0..9), Ordering::Equal);
+    /// ```
+    fn cmp<I>(self, other: I) -> std::cmp::Ordering
+    where
+        I: IntoParallelIterator<Item = Self::Item>,
+        I::Iter: IndexedParallelIterator,
+        Self::Item: Ord,
+    {
+        let other = other.into_par_iter();
+        let lengths = self.len().cmp(&other.len());
+        self.zip(other)
+            .map(|(a, b)| Ord::cmp(&a, &b))
+            .find_first(|order| order.is_ne())
+            .unwrap_or(lengths)
+    }
+
+    /// The items compared with `other`'s in order, as std's
+    /// `Iterator::partial_cmp` (rayon's `partial_cmp`): by the first pair
+    /// that is not equal (`None` if that pair is unordered), else by the
+    /// lengths.
+    ///
+    /// ```
+    /// use std::cmp::Ordering;
+    /// use weft::prelude::*;
+    /// assert_eq!([1.0, 2.0].par_iter().partial_cmp(&[1.0, 3.0]), Some(Ordering::Less));
+    /// assert_eq!([f64::NAN].par_iter().partial_cmp(&[1.0]), None);
+    /// ```
+    fn partial_cmp<I>(self, other: I) -> Option<std::cmp::Ordering>
+    where
+        I: IntoParallelIterator,
+        I::Iter: IndexedParallelIterator,
+        Self::Item: PartialOrd<I::Item>,
+    {
+        let other = other.into_par_iter();
+        let lengths = self.len().cmp(&other.len());
+        self.zip(other)
+            .map(|(a, b)| PartialOrd::partial_cmp(&a, &b))
+            .find_first(|order| *order != Some(std::cmp::Ordering::Equal))
+            .unwrap_or(Some(lengths))
+    }
+
+    /// Whether the items equal `other`'s, pair by pair, and the lengths
+    /// are equal (rayon's `eq`). Different lengths answer at once; else
+    /// it stops as [`all`](ParallelIterator::all) at a pair that differs.
+    ///
+    /// ```
+    /// use weft::prelude::*;
+    /// assert!((0..5).into_par_iter().eq(vec![0, 1, 2, 3, 4]));
+    /// assert!(!(0..5).into_par_iter().eq(0..4));
+    /// ```
+    fn eq<I>(self, other: I) -> bool
+    where
+        I: IntoParallelIterator,
+        I::Iter: IndexedParallelIterator,
+        Self::Item: PartialEq<I::Item>,
+    {
+        let other = other.into_par_iter();
+        self.len() == other.len() && self.zip(other).all(|(a, b)| a == b)
+    }
+
+    /// `!self.eq(other)` (rayon's `ne`).
+    ///
+    /// ```
+    /// use weft::prelude::*;
+    /// assert!([1, 2].par_iter().ne(&[1, 3]));
+    /// ```
+    fn ne<I>(self, other: I) -> bool
+    where
+        I: IntoParallelIterator,
+        I::Iter: IndexedParallelIterator,
+        Self::Item: PartialEq<I::Item>,
+    {
+        !IndexedParallelIterator::eq(self, other)
+    }
+
+    /// Whether [`partial_cmp`](Self::partial_cmp) is `Less` (rayon's `lt`).
+    ///
+    /// ```
+    /// use weft::prelude::*;
+    /// assert!([1, 2].par_iter().lt(&[1, 3]));
+    /// ```
+    fn lt<I>(self, other: I) -> bool
+    where
+        I: IntoParallelIterator,
+        I::Iter: IndexedParallelIterator,
+        Self::Item: PartialOrd<I::Item>,
+    {
+        IndexedParallelIterator::partial_cmp(self, other).is_some_and(std::cmp::Ordering::is_lt)
+    }
+
+    /// Whether [`partial_cmp`](Self::partial_cmp) is `Less` or `Equal`
+    /// (rayon's `le`).
+    ///
+    /// ```
+    /// use weft::prelude::*;
+    /// assert!([1, 2].par_iter().le(&[1, 2]));
+    /// ```
+    fn le<I>(self, other: I) -> bool
+    where
+        I: IntoParallelIterator,
+        I::Iter: IndexedParallelIterator,
+        Self::Item: PartialOrd<I::Item>,
+    {
+        IndexedParallelIterator::partial_cmp(self, other).is_some_and(std::cmp::Ordering::is_le)
+    }
+
+    /// Whether [`partial_cmp`](Self::partial_cmp) is `Greater` (rayon's
+    /// `gt`).
+    ///
+    /// ```
+    /// use weft::prelude::*;
+    /// assert!([1, 3].par_iter().gt(&[1, 2, 9]));
+    /// ```
+    fn gt<I>(self, other: I) -> bool
+    where
+        I: IntoParallelIterator,
+        I::Iter: IndexedParallelIterator,
+        Self::Item: PartialOrd<I::Item>,
+    {
+        IndexedParallelIterator::partial_cmp(self, other).is_some_and(std::cmp::Ordering::is_gt)
+    }
+
+    /// Whether [`partial_cmp`](Self::partial_cmp) is `Greater` or `Equal`
+    /// (rayon's `ge`).
+    ///
+    /// ```
+    /// use weft::prelude::*;
+    /// assert!([1, 2].par_iter().ge(&[1]));
+    /// ```
+    fn ge<I>(self, other: I) -> bool
+    where
+        I: IntoParallelIterator,
+        I::Iter: IndexedParallelIterator,
+        Self::Item: PartialOrd<I::Item>,
+    {
+        IndexedParallelIterator::partial_cmp(self, other).is_some_and(std::cmp::Ordering::is_ge)
+    }
+
     /// Collects the items, in order, into `target`, which is cleared
     /// first; its room is reused (rayon's `collect_into_vec`).
     ///
@@ -1581,6 +1852,17 @@ pub trait IndexedParallelIterator: ParallelIterator {
                 matches: &matches,
             },
         )
+    }
+
+    /// [`position_any`](Self::position_any), under the name rayon keeps
+    /// for old code.
+    #[deprecated(note = "use `position_any`, or `position_first` for the first match in order")]
+    #[doc(hidden)]
+    fn position<P>(self, predicate: P) -> Option<usize>
+    where
+        P: Fn(Self::Item) -> bool + Sync + Send,
+    {
+        self.position_any(predicate)
     }
 
     /// The index of the first item, in order, for which `predicate` holds

@@ -67,6 +67,13 @@
 //! hands its rest to the pool (`outside.rs`, which says how and who takes
 //! part).
 //!
+//! # Blocks
+//!
+//! A loop behind `by_uniform_blocks` or `by_exponential_blocks` runs as a
+//! sequence of blocks (`drive_blocks`): each splits by the rule above as a
+//! whole loop would, and the next starts once it has ended, so a search
+//! that finds its answer in a block never starts the blocks after it.
+//!
 //! # Stopping early
 //!
 //! A consumer may be *full* (`any` found its match, a split panicked):
@@ -131,6 +138,35 @@ pub trait Producer: Send + Sized {
     fn keeps_state(&self) -> bool {
         false
     }
+
+    /// Whether the loop runs as a sequence of blocks, one after the other
+    /// (`by_uniform_blocks`, `by_exponential_blocks`), and their sizes.
+    fn blocks(&self) -> Option<Blocks> {
+        None
+    }
+}
+
+/// The sizes of the blocks a loop runs as, one after the other (see
+/// [Blocks](self#blocks)): each block splits as a whole loop does, and the
+/// next starts once it has ended, unless the consumer has its answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Blocks {
+    /// Blocks of this many base items, the last possibly shorter.
+    Uniform(usize),
+    /// A first block of one item per worker, each next one twice as long.
+    Exponential,
+}
+
+impl Blocks {
+    /// The length of the block that starts after `done` items, for a pool
+    /// of `workers`.
+    fn next_len(self, done: usize, workers: usize) -> usize {
+        match self {
+            Blocks::Uniform(size) => size.max(1),
+            // p, 2p, 4p...: each block as long as all before it, plus p.
+            Blocks::Exponential => done.saturating_add(workers.max(1)),
+        }
+    }
 }
 
 /// Returns `kept` once `discarded` is dropped: the part of a loop's input
@@ -186,6 +222,14 @@ pub(crate) trait Consumer<T>: Sync {
     fn full(&self) -> bool {
         false
     }
+
+    /// Whether nothing from base index `offset` on can change the answer,
+    /// so that a block that starts there need not run (`find_first` once
+    /// a match is found before it).
+    fn full_from(&self, offset: usize) -> bool {
+        let _ = offset;
+        self.full()
+    }
 }
 
 /// Runs `producer` through `consumer`: on the calling worker's pool, or,
@@ -197,6 +241,9 @@ where
     P: Producer,
     C: Consumer<P::Item>,
 {
+    if let Some(blocks) = producer.blocks() {
+        return drive_blocks(producer, consumer, blocks);
+    }
     let stop = AtomicBool::new(false);
     let drive = Drive {
         consumer,
@@ -217,6 +264,47 @@ where
         return drive.on_worker(producer);
     }
     drive.outside_pool(producer)
+}
+
+/// Runs `producer` as a sequence of blocks of the sizes `blocks` gives,
+/// each in the pool as a whole loop of its own (its own splits, from one
+/// piece per worker), the next once the one before has ended; the blocks'
+/// results combine left to right. Once the consumer has its answer for
+/// what follows (`Consumer::full_from`), the blocks left are dropped
+/// unused.
+fn drive_blocks<P, C>(mut rest: P, consumer: &C, blocks: Blocks) -> C::Result
+where
+    P: Producer,
+    C: Consumer<P::Item>,
+{
+    let workers = crate::current_num_threads();
+    let mut folded: Option<C::Result> = None;
+    let mut done = 0;
+    while !rest.is_empty() && !consumer.full_from(done) {
+        let len = blocks.next_len(done, workers).min(rest.len());
+        let (block, tail) = rest.split_at(len);
+        rest = tail;
+        let result = crate::api::global::in_worker(|| {
+            let stop = AtomicBool::new(false);
+            let drive = Drive {
+                consumer,
+                stop: &stop,
+                shared: AtomicBool::new(false),
+            };
+            let budget = Budget::new(&block);
+            drive.run(block, done, budget, false)
+        });
+        folded = Some(match folded {
+            Some(left) => consumer.reduce(left, result),
+            None => result,
+        });
+        done = at(done, len);
+    }
+    let result = match folded {
+        Some(result) => result,
+        None => consumer.fold(done, std::iter::empty()),
+    };
+    keep(result, rest)
 }
 
 /// A leaf folds its items a chunk at a time, and between two chunks looks
