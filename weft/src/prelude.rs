@@ -4,6 +4,6 @@
 
 pub use crate::iter::{
     FromParallelIterator, IndexedParallelIterator, IntoParallelIterator, IntoParallelRefIterator,
-    IntoParallelRefMutIterator, ParallelBridge, ParallelDrainRange, ParallelExtend,
-    ParallelIterator, ParallelSlice, ParallelSliceMut, ParallelString,
+    IntoParallelRefMutIterator, ParallelBridge, ParallelDrainFull, ParallelDrainRange,
+    ParallelExtend, ParallelIterator, ParallelSlice, ParallelSliceMut, ParallelString,
 };

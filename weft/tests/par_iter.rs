@@ -5579,3 +5579,347 @@ fn blocks_stop_a_search_after_the_block_of_its_answer() {
         });
     }
 }
+
+// ---------------------------- rayon's collections: collect, extend, drain
+
+#[test]
+fn collect_and_extend_every_collection_rayon_has() {
+    check("collect_and_extend_every_collection_rayon_has", |case| {
+        use std::borrow::Cow;
+        use std::collections::BinaryHeap;
+        use std::ffi::{OsStr, OsString};
+        use std::rc::Rc;
+
+        let ctx = case.to_string();
+        let v = case.values(1_000);
+        let odd = || v.par_iter().copied().filter(|x| x % 2 == 1);
+        let odds: Vec<u32> = v.iter().copied().filter(|x| x % 2 == 1).collect();
+
+        let heap: BinaryHeap<u32> = odd().collect();
+        assert_eq!(
+            heap.into_sorted_vec(),
+            sorted(odds.clone()),
+            "BinaryHeap ({ctx})"
+        );
+        assert_eq!(
+            &*v.par_iter().copied().collect::<Box<[u32]>>(),
+            &v[..],
+            "Box<[T]> ({ctx})"
+        );
+        assert_eq!(&*odd().collect::<Rc<[u32]>>(), &odds[..], "Rc<[T]> ({ctx})");
+        assert_eq!(
+            &*odd().collect::<Arc<[u32]>>(),
+            &odds[..],
+            "Arc<[T]> ({ctx})"
+        );
+        let cow: Cow<'_, [u32]> = odd().collect();
+        assert_eq!(&*cow, &odds[..], "Cow<[T]> ({ctx})");
+
+        let words: Vec<String> = v.iter().map(u32::to_string).collect();
+        let text = words.concat();
+        let chars: Vec<char> = text.chars().collect();
+        assert_eq!(
+            chars.par_iter().collect::<String>(),
+            text,
+            "String from &char ({ctx})"
+        );
+        let boxed: Vec<Box<str>> = words.iter().map(|w| w.as_str().into()).collect();
+        assert_eq!(
+            boxed.par_iter().cloned().collect::<String>(),
+            text,
+            "from Box<str> ({ctx})"
+        );
+        let cows = || words.par_iter().map(|w| Cow::Borrowed(w.as_str()));
+        assert_eq!(
+            cows().collect::<String>(),
+            text,
+            "String from Cow<str> ({ctx})"
+        );
+        assert_eq!(
+            &*chars.par_iter().copied().collect::<Box<str>>(),
+            text,
+            "Box<str> ({ctx})"
+        );
+        assert_eq!(
+            &*cows().collect::<Box<str>>(),
+            text,
+            "Box<str> from Cow ({ctx})"
+        );
+        let os: Vec<OsString> = words.iter().map(OsString::from).collect();
+        let os_text = OsString::from(&text);
+        assert_eq!(
+            os.par_iter().cloned().collect::<OsString>(),
+            os_text,
+            "OsString ({ctx})"
+        );
+        let os_strs = || os.par_iter().map(OsString::as_os_str);
+        assert_eq!(
+            os_strs().collect::<OsString>(),
+            os_text,
+            "OsString from &OsStr ({ctx})"
+        );
+        let os_cows = os_strs().map(Cow::Borrowed::<OsStr>).collect::<OsString>();
+        assert_eq!(os_cows, os_text, "OsString from Cow<OsStr> ({ctx})");
+
+        // Option and Result: the first None or Err decides.
+        let missing = case.rng.below(1_200) as u32;
+        let options = || v.par_iter().map(|&x| (x != missing).then_some(x));
+        let seq: Option<Vec<u32>> = v.iter().map(|&x| (x != missing).then_some(x)).collect();
+        assert_eq!(
+            options().collect::<Option<Vec<u32>>>(),
+            seq,
+            "Option<Vec> ({ctx})"
+        );
+        let results = || {
+            v.par_iter()
+                .map(|&x| if x == missing { Err(x) } else { Ok(x) })
+        };
+        let seq: Result<Vec<u32>, u32> = v
+            .iter()
+            .map(|&x| if x == missing { Err(x) } else { Ok(x) })
+            .collect();
+        assert_eq!(
+            results().collect::<Result<Vec<u32>, u32>>(),
+            seq,
+            "Result<Vec> ({ctx})"
+        );
+        let seq: Result<(), u32> =
+            v.iter()
+                .try_for_each(|&x| if x == missing { Err(x) } else { Ok(()) });
+        let par: Result<(), u32> = results().map(|r| r.map(drop)).collect();
+        assert_eq!(par, seq, "Result<()> ({ctx})");
+
+        // Pairs and Eithers, nested.
+        let pairs = || v.par_iter().map(|&x| (x, x % 7));
+        let (a, b): (Vec<u32>, Vec<u32>) = pairs().collect();
+        assert_eq!(
+            (a, b),
+            v.iter().map(|&x| (x, x % 7)).unzip(),
+            "pairs ({ctx})"
+        );
+        let sides = || {
+            v.par_iter().map(|&x| {
+                if x % 3 == 0 {
+                    Either::Left(x)
+                } else {
+                    Either::Right(x)
+                }
+            })
+        };
+        let (threes, others): (Vec<u32>, Vec<u32>) = sides().collect();
+        let seq: (Vec<u32>, Vec<u32>) = v.iter().partition(|&&x| x % 3 == 0);
+        assert_eq!((threes, others), seq, "Eithers ({ctx})");
+        let (all, (threes, others)): (Vec<u32>, (Vec<u32>, Vec<u32>)) = v
+            .par_iter()
+            .zip(sides())
+            .map(|(&x, side)| (x, side))
+            .collect();
+        assert_eq!(
+            (all, (threes, others)),
+            (v.clone(), seq.clone()),
+            "nested ({ctx})"
+        );
+
+        // Extending, by reference and by value, onto what was there.
+        let start: Vec<u32> = vec![5_000, 5_001];
+        let mut vec = start.clone();
+        vec.par_extend(&v);
+        assert_eq!(
+            vec,
+            [start.clone(), v.clone()].concat(),
+            "Vec extend &T ({ctx})"
+        );
+        let mut deque: VecDeque<u32> = start.iter().copied().collect();
+        deque.par_extend(v.par_iter());
+        assert!(deque.iter().eq(vec.iter()), "VecDeque extend &T ({ctx})");
+        let mut list: LinkedList<u32> = start.iter().copied().collect();
+        list.par_extend(v.par_iter());
+        assert!(list.iter().eq(vec.iter()), "LinkedList extend &T ({ctx})");
+        let mut heap: BinaryHeap<u32> = start.iter().copied().collect();
+        heap.par_extend(v.par_iter());
+        assert_eq!(
+            heap.into_sorted_vec(),
+            sorted(vec.clone()),
+            "BinaryHeap extend &T ({ctx})"
+        );
+        let mut set: BTreeSet<u32> = start.iter().copied().collect();
+        set.par_extend(v.par_iter());
+        assert!(
+            set.iter().eq(vec.iter().collect::<BTreeSet<_>>()),
+            "BTreeSet extend &T ({ctx})"
+        );
+        let mut hashed: HashSet<u32> = HashSet::new();
+        hashed.par_extend(v.par_iter());
+        assert_eq!(
+            hashed,
+            v.iter().copied().collect(),
+            "HashSet extend &T ({ctx})"
+        );
+        let entries: Vec<(u32, usize)> = v.iter().enumerate().map(|(i, &x)| (x, i)).collect();
+        let mut tree: BTreeMap<u32, usize> = BTreeMap::new();
+        tree.par_extend(entries.par_iter().map(|(k, i)| (k, i)));
+        assert_eq!(
+            tree,
+            entries.iter().copied().collect(),
+            "BTreeMap extend refs ({ctx})"
+        );
+        let mut map: HashMap<u32, usize> = HashMap::new();
+        map.par_extend(entries.par_iter().map(|(k, i)| (k, i)));
+        assert_eq!(
+            map,
+            entries.iter().copied().collect(),
+            "HashMap extend refs ({ctx})"
+        );
+        let mut both = (vec![1u32], vec![2u32]);
+        both.par_extend(pairs());
+        let (mut a, mut b) = (vec![1u32], vec![2u32]);
+        for (x, y) in v.iter().map(|&x| (x, x % 7)) {
+            a.push(x);
+            b.push(y);
+        }
+        assert_eq!(both, (a, b), "pairs extend ({ctx})");
+        let mut split = (vec![1u32], VecDeque::from([2u32]));
+        split.par_extend(sides());
+        assert_eq!(split.0[1..], seq.0[..], "Either extend, left ({ctx})");
+        assert!(
+            split.1.iter().skip(1).eq(seq.1.iter()),
+            "Either extend, right ({ctx})"
+        );
+        let mut either: Either<Vec<u32>, LinkedList<u32>> = Either::Right(LinkedList::new());
+        either.par_extend(odd());
+        assert!(
+            matches!(&either, Either::Right(l) if l.iter().eq(odds.iter())),
+            "Either ({ctx})"
+        );
+        let mut string = String::from("<");
+        string.par_extend(chars.par_iter());
+        string.par_extend(boxed.par_iter().cloned());
+        string.par_extend(cows());
+        assert_eq!(
+            string,
+            format!("<{text}{text}{text}"),
+            "String extends ({ctx})"
+        );
+        let mut os_string = OsString::from("<");
+        os_string.par_extend(os_strs());
+        os_string.par_extend(os.par_iter().cloned());
+        os_string.par_extend(os_strs().map(Cow::Borrowed::<OsStr>));
+        let mut expected = OsString::from("<");
+        for _ in 0..3 {
+            expected.push(&os_text);
+        }
+        assert_eq!(os_string, expected, "OsString extends ({ctx})");
+        let ran = AtomicUsize::new(0);
+        ().par_extend(v.par_iter().map(|_| {
+            ran.fetch_add(1, Ordering::Relaxed);
+        }));
+        assert_eq!(ran.into_inner(), v.len(), "() extend ({ctx})");
+
+        // By value: a None or an Err stops the rest, and every item is
+        // dropped once, the one returned too.
+        let len = case.len;
+        let target = case.rng.below(len + 1);
+        let (drops, items) = tracked(len);
+        let collected: Option<Vec<Tracked>> = items
+            .into_par_iter()
+            .map(|item| (item.id != target).then_some(item))
+            .collect();
+        assert_eq!(
+            collected.is_some(),
+            target == len,
+            "Option by value ({ctx})"
+        );
+        drop(collected);
+        assert_dropped_once(&drops, "Option by value", &ctx);
+        let (drops, items) = tracked(len);
+        let collected: Result<Vec<Tracked>, Tracked> = items
+            .into_par_iter()
+            .map(|item| {
+                if item.id % 3 == 2 {
+                    Err(item)
+                } else {
+                    Ok(item)
+                }
+            })
+            .collect();
+        match &collected {
+            Ok(all) => assert_eq!(ids(all), (0..len).collect::<Vec<_>>(), "Ok ({ctx})"),
+            Err(item) => assert_eq!(item.id % 3, 2, "Err by value ({ctx})"),
+        }
+        drop(collected);
+        assert_dropped_once(&drops, "Result by value", &ctx);
+        let (drops, items) = tracked(len);
+        let (lefts, rights): (Vec<Tracked>, Vec<Tracked>) = items
+            .into_par_iter()
+            .map(|item| {
+                if item.id % 2 == 0 {
+                    Either::Left(item)
+                } else {
+                    Either::Right(item)
+                }
+            })
+            .collect();
+        assert!(
+            lefts.iter().all(|item| item.id % 2 == 0),
+            "Either by value ({ctx})"
+        );
+        assert_eq!(lefts.len() + rights.len(), len, "Either by value ({ctx})");
+        drop((lefts, rights));
+        assert_dropped_once(&drops, "Either by value", &ctx);
+    });
+}
+
+#[test]
+fn par_drain_of_whole_collections() {
+    check("par_drain_of_whole_collections", |case| {
+        use std::collections::BinaryHeap;
+
+        let ctx = case.to_string();
+        let v = case.values(1_000);
+        let mut map: HashMap<usize, u32> = v.iter().copied().enumerate().collect();
+        let mut drained: Vec<(usize, u32)> = map.par_drain().collect();
+        drained.sort_unstable();
+        assert_eq!(
+            drained,
+            v.iter().copied().enumerate().collect::<Vec<_>>(),
+            "HashMap ({ctx})"
+        );
+        assert!(map.is_empty(), "HashMap left empty ({ctx})");
+        let mut set: HashSet<u32> = v.iter().copied().collect();
+        let expected = sorted(set.iter().copied().collect());
+        assert_eq!(
+            sorted(set.par_drain().collect()),
+            expected,
+            "HashSet ({ctx})"
+        );
+        assert!(set.is_empty(), "HashSet left empty ({ctx})");
+        let mut heap: BinaryHeap<u32> = v.iter().copied().collect();
+        assert_eq!(
+            heap.par_drain().map(u64::from).sum::<u64>(),
+            v.iter().map(|&x| u64::from(x)).sum::<u64>(),
+            "BinaryHeap ({ctx})"
+        );
+        assert!(heap.is_empty(), "BinaryHeap left empty ({ctx})");
+
+        // By value: each once, drained whole even when unused or stopped.
+        let len = case.len;
+        let (drops, items) = tracked(len);
+        let mut heap: BinaryHeap<Tracked> = items.into_iter().collect();
+        let out: Vec<Tracked> = heap.par_drain().collect();
+        assert_eq!(
+            sorted(ids(&out)),
+            (0..len).collect::<Vec<_>>(),
+            "drained ids ({ctx})"
+        );
+        drop(out);
+        assert!(heap.is_empty(), "{ctx}");
+        assert_dropped_once(&drops, "BinaryHeap par_drain", &ctx);
+        let (drops, items) = tracked(len);
+        let mut heap: BinaryHeap<Tracked> = items.into_iter().collect();
+        drop(heap.par_drain());
+        assert!(heap.is_empty(), "unused par_drain empties ({ctx})");
+        let found = heap.par_drain().find_any(|item| item.id == 0);
+        assert!(found.is_none(), "{ctx}");
+        assert_dropped_once(&drops, "unused BinaryHeap par_drain", &ctx);
+    });
+}

@@ -5,13 +5,20 @@
 //! `zip`...) is collected into a `Vec` by writing each piece straight into
 //! its place in the output. One that does not (`filter`) collects each
 //! piece into a `Vec` of its own, and the pieces are joined, in order, once
-//! at the end.
+//! at the end. Other collections take each piece's `Vec` in turn; `Option`
+//! and `Result` stop at the first `None` or `Err`, and pairs of collections
+//! (from pairs or [`Either`](super::Either)s) live in `partition.rs`.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, LinkedList, VecDeque};
+use std::borrow::Cow;
+use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap, HashSet, LinkedList, VecDeque};
+use std::ffi::{OsStr, OsString};
 use std::hash::{BuildHasher, Hash};
 use std::mem::{self, MaybeUninit};
+use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 
-use super::plumbing::{drive, Consumer, Producer};
+use super::plumbing::{drive, keep, Consumer, Producer};
 use super::{IntoParallelIterator, ParallelIterator};
 
 /// Building a collection from a parallel iterator (rayon's name): what
@@ -213,8 +220,17 @@ impl<T: Send> Consumer<T> for Exact<T> {
     }
 }
 
-/// Collections built from the items in order, through a `Vec`.
-macro_rules! through_vec {
+/// Every item of `iter`, in order: a `Vec` per piece the driver folded.
+fn pieces<I: IntoParallelIterator>(iter: I) -> impl Iterator<Item = I::Item> {
+    collect_pieces(&mut iter.into_par_iter())
+        .into_iter()
+        .flatten()
+}
+
+/// Collections built from the items in order, each piece's items
+/// gathered in a `Vec` of its own, then moved into the collection in
+/// order (no `Vec` of them all is made).
+macro_rules! through_pieces {
     ($($(#[$meta:meta])* [$($generics:tt)*] $collection:ty, $item:ty;)*) => {$(
         $(#[$meta])*
         impl<$($generics)*> FromParallelIterator<$item> for $collection {
@@ -222,8 +238,7 @@ macro_rules! through_vec {
             where
                 I: IntoParallelIterator<Item = $item>,
             {
-                let items: Vec<$item> = Vec::from_par_iter(iter);
-                items.into_iter().collect()
+                pieces(iter).collect()
             }
         }
 
@@ -233,23 +248,203 @@ macro_rules! through_vec {
             where
                 I: IntoParallelIterator<Item = $item>,
             {
-                let items: Vec<$item> = Vec::from_par_iter(iter);
-                self.extend(items);
+                self.extend(pieces(iter));
             }
         }
     )*};
 }
 
-through_vec! {
+through_pieces! {
     [K: Eq + Hash + Send, V: Send, S: BuildHasher + Default + Send] HashMap<K, V, S>, (K, V);
     [K: Ord + Send, V: Send] BTreeMap<K, V>, (K, V);
     [T: Eq + Hash + Send, S: BuildHasher + Default + Send] HashSet<T, S>, T;
     [T: Ord + Send] BTreeSet<T>, T;
+    [T: Ord + Send] BinaryHeap<T>, T;
     [T: Send] VecDeque<T>, T;
     [T: Send] LinkedList<T>, T;
     [] String, char;
+    ['a] String, &'a char;
     [] String, String;
     ['a] String, &'a str;
+    [] String, Box<str>;
+    ['a] String, Cow<'a, str>;
+    ['a] OsString, &'a OsStr;
+    [] OsString, OsString;
+    ['a] OsString, Cow<'a, OsStr>;
+}
+
+/// Boxed strings from what a `String` collects.
+macro_rules! boxed_str {
+    ($([$($generics:tt)*] $item:ty;)*) => {$(
+        impl<$($generics)*> FromParallelIterator<$item> for Box<str> {
+            fn from_par_iter<I>(iter: I) -> Self
+            where
+                I: IntoParallelIterator<Item = $item>,
+            {
+                String::from_par_iter(iter).into_boxed_str()
+            }
+        }
+    )*};
+}
+
+boxed_str! {
+    [] char;
+    ['a] &'a char;
+    [] String;
+    ['a] &'a str;
+    [] Box<str>;
+    ['a] Cow<'a, str>;
+}
+
+/// Shared slices, from a `Vec` collected in order.
+macro_rules! from_vec {
+    ($($slice:ty;)*) => {$(
+        impl<T: Send> FromParallelIterator<T> for $slice {
+            fn from_par_iter<I>(iter: I) -> Self
+            where
+                I: IntoParallelIterator<Item = T>,
+            {
+                Vec::from_par_iter(iter).into()
+            }
+        }
+    )*};
+}
+
+from_vec! {
+    Box<[T]>;
+    Rc<[T]>;
+    Arc<[T]>;
+}
+
+/// Collections extended with copies of referenced items (rayon's
+/// `ParallelExtend<&T>`), as std's `Extend<&T>`.
+macro_rules! extend_copied {
+    ($([$($generics:tt)*] $collection:ty;)*) => {$(
+        impl<'a, T, $($generics)*> ParallelExtend<&'a T> for $collection
+        where
+            T: Copy + Send + Sync + 'a,
+            $collection: ParallelExtend<T>,
+        {
+            fn par_extend<I>(&mut self, iter: I)
+            where
+                I: IntoParallelIterator<Item = &'a T>,
+            {
+                self.par_extend(iter.into_par_iter().copied());
+            }
+        }
+    )*};
+}
+
+extend_copied! {
+    [] Vec<T>;
+    [] VecDeque<T>;
+    [] LinkedList<T>;
+    [] BinaryHeap<T>;
+    [] BTreeSet<T>;
+    [S] HashSet<T, S>;
+}
+
+/// Maps extended with copies of referenced pairs, as std's
+/// `Extend<(&K, &V)>`.
+macro_rules! extend_copied_pairs {
+    ($([$($generics:tt)*] $map:ty;)*) => {$(
+        impl<'a, K, V, $($generics)*> ParallelExtend<(&'a K, &'a V)> for $map
+        where
+            K: Copy + Send + Sync + 'a,
+            V: Copy + Send + Sync + 'a,
+            $map: ParallelExtend<(K, V)>,
+        {
+            fn par_extend<I>(&mut self, iter: I)
+            where
+                I: IntoParallelIterator<Item = (&'a K, &'a V)>,
+            {
+                self.par_extend(iter.into_par_iter().map(|(&key, &value)| (key, value)));
+            }
+        }
+    )*};
+}
+
+extend_copied_pairs! {
+    [] BTreeMap<K, V>;
+    [S] HashMap<K, V, S>;
+}
+
+/// `Cow::Owned` of what the owned form collects (rayon's and std's
+/// `Cow` collect).
+impl<'a, C, T> FromParallelIterator<T> for Cow<'a, C>
+where
+    C: ToOwned + ?Sized,
+    C::Owned: FromParallelIterator<T>,
+    T: Send,
+{
+    fn from_par_iter<I>(iter: I) -> Self
+    where
+        I: IntoParallelIterator<Item = T>,
+    {
+        Cow::Owned(C::Owned::from_par_iter(iter))
+    }
+}
+
+/// `Some` of the collection of the `Some`s' values, or `None` if an item
+/// is `None` (as std's): once one piece meets a `None`, every piece stops
+/// at its next item, and the items not looked at are dropped unused.
+impl<C, T> FromParallelIterator<Option<T>> for Option<C>
+where
+    C: FromParallelIterator<T>,
+    T: Send,
+{
+    fn from_par_iter<I>(iter: I) -> Self
+    where
+        I: IntoParallelIterator<Item = Option<T>>,
+    {
+        let missing = AtomicBool::new(false);
+        let collection = iter
+            .into_par_iter()
+            .inspect(|item| {
+                if item.is_none() {
+                    missing.store(true, Ordering::Relaxed);
+                }
+            })
+            .while_some()
+            .collect();
+        // The loop's joins ordered the flag's store before this load.
+        (!missing.into_inner()).then_some(collection)
+    }
+}
+
+/// `Ok` of the collection of the `Ok`s' values, or an `Err` of an item (as
+/// std's): once one piece meets an `Err`, every piece stops at its next
+/// item, and the items not looked at are dropped unused. Which `Err` is
+/// returned, of several, depends on timing.
+impl<C, T, E> FromParallelIterator<Result<T, E>> for Result<C, E>
+where
+    C: FromParallelIterator<T>,
+    T: Send,
+    E: Send,
+{
+    fn from_par_iter<I>(iter: I) -> Self
+    where
+        I: IntoParallelIterator<Item = Result<T, E>>,
+    {
+        let error = Mutex::new(None);
+        let collection = iter
+            .into_par_iter()
+            .map(|item| match item {
+                Ok(value) => Some(value),
+                Err(err) => {
+                    let mut first = error.lock().unwrap_or_else(PoisonError::into_inner);
+                    // Later errors are dropped once the first is kept.
+                    first.get_or_insert(err);
+                    None
+                }
+            })
+            .while_some()
+            .collect();
+        match error.into_inner().unwrap_or_else(PoisonError::into_inner) {
+            Some(err) => keep(Err(err), collection),
+            None => Ok(collection),
+        }
+    }
 }
 
 /// `()` collects nothing: for `collect::<()>()` after side effects, as std.
@@ -260,6 +455,16 @@ impl FromParallelIterator<()> for () {
     {
         let mut iter = iter.into_par_iter();
         drive(iter.producer(), &super::consumers::ForEach(&|()| ()));
+    }
+}
+
+/// `()` extended by nothing: runs the loop for its side effects.
+impl ParallelExtend<()> for () {
+    fn par_extend<I>(&mut self, iter: I)
+    where
+        I: IntoParallelIterator<Item = ()>,
+    {
+        <()>::from_par_iter(iter);
     }
 }
 

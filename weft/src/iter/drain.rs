@@ -8,14 +8,15 @@
 //! down when the [`Drain`] goes, also when the loop panics. A
 //! `VecDeque`'s or a `String`'s range is moved out by std's sequential
 //! `drain` into a `Vec` first (a move per item), which the loop then takes
-//! by value.
+//! by value; so are all the items of the collections that drain whole
+//! ([`ParallelDrainFull`]: `HashMap`, `HashSet`, `BinaryHeap`).
 
 use std::ops::{Bound, Range, RangeBounds};
 use std::ptr;
 
 use super::sources::{DrainProducer, IntoIter};
 use super::{IndexedParallelIterator, ParallelIterator};
-use std::collections::VecDeque;
+use std::collections::{BinaryHeap, HashMap, HashSet, VecDeque};
 
 /// `collection.par_drain(range)`: the items in `range`, by value, in
 /// parallel; the collection keeps the others, in order (rayon's
@@ -180,4 +181,49 @@ impl ParallelDrainRange<usize> for &mut String {
             vec: self.drain(range).collect(),
         }
     }
+}
+
+/// `collection.par_drain()`: every item, by value, in parallel, the
+/// collection left empty with its room kept (rayon's
+/// `ParallelDrainFull`), for the collections that cannot drain a range:
+/// `HashMap`, `HashSet` and `BinaryHeap`. Their items are moved out by
+/// std's sequential `drain` into a `Vec` first (a move per item), which
+/// the loop then takes by value; so the collection is empty even if the
+/// iterator is dropped unused. The order is std's `drain`'s: arbitrary.
+///
+/// ```
+/// use std::collections::HashMap;
+/// use weft::prelude::*;
+/// let mut ages: HashMap<&str, u32> = [("ada", 36), ("alan", 41)].into();
+/// let total: u32 = ages.par_drain().map(|(_, age)| age).sum();
+/// assert_eq!((total, ages.len()), (77, 0));
+/// ```
+pub trait ParallelDrainFull {
+    /// The iterator over the drained items.
+    type Iter: ParallelIterator<Item = Self::Item>;
+    /// The drained items.
+    type Item: Send;
+    /// Drains every item.
+    fn par_drain(self) -> Self::Iter;
+}
+
+/// Full drains through std's sequential `drain`.
+macro_rules! drain_full {
+    ($([$($generics:tt)*] $collection:ty, $item:ty;)*) => {$(
+        impl<$($generics)*> ParallelDrainFull for &mut $collection {
+            type Iter = IntoIter<$item>;
+            type Item = $item;
+            fn par_drain(self) -> IntoIter<$item> {
+                IntoIter {
+                    vec: self.drain().collect(),
+                }
+            }
+        }
+    )*};
+}
+
+drain_full! {
+    [K: Send, V: Send, S] HashMap<K, V, S>, (K, V);
+    [T: Send, S] HashSet<T, S>, T;
+    [T: Send] BinaryHeap<T>, T;
 }

@@ -85,7 +85,7 @@ pub use bridge::{BridgeProducer, IterBridge, ParallelBridge, Pull};
 pub use collect::{FromParallelIterator, ParallelExtend};
 pub use collections::{OptionIter, OptionProducer};
 pub use consumers::Try;
-pub use drain::{Drain, ParallelDrainRange};
+pub use drain::{Drain, ParallelDrainFull, ParallelDrainRange};
 pub use gated::{
     Admit, Fuse, Gate, Gated, GatedIter, GatedProducer, PanicFuse, SkipAny, SkipAnyWhile, Skipping,
     SkippingWhile, TakeAny, TakeAnyWhile, Taking, TakingWhile,
@@ -1132,13 +1132,7 @@ pub trait ParallelIterator: Sized + Send {
         L: Send,
         R: Send,
     {
-        let (lefts, rights) =
-            partition::sort_in_two(self, |item, left: &mut Vec<L>, right: &mut Vec<R>| {
-                match predicate(item) {
-                    Either::Left(l) => left.push(l),
-                    Either::Right(r) => right.push(r),
-                }
-            });
+        let (lefts, rights) = partition::either_sides(self.map(predicate));
         (partition::gather(lefts), partition::gather(rights))
     }
 

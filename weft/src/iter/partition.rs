@@ -11,9 +11,9 @@
 use std::collections::LinkedList;
 use std::marker::PhantomData;
 
-use super::collect::ParallelExtend;
+use super::collect::{FromParallelIterator, ParallelExtend};
 use super::plumbing::{drive, Consumer};
-use super::ParallelIterator;
+use super::{IntoParallelIterator, ParallelIterator};
 
 /// One of two values (rayon's `iter::Either`): what the closure of
 /// [`partition_map`](super::ParallelIterator::partition_map) returns to
@@ -104,6 +104,23 @@ where
     })
 }
 
+/// Runs `iter`, sorting the `Left` values to the left and the `Right`
+/// ones to the right.
+pub(crate) fn either_sides<I, L, R>(iter: I) -> Sides<L, R>
+where
+    I: ParallelIterator<Item = Either<L, R>>,
+    L: Send,
+    R: Send,
+{
+    sort_in_two(
+        iter,
+        |item, left: &mut Vec<L>, right: &mut Vec<R>| match item {
+            Either::Left(l) => left.push(l),
+            Either::Right(r) => right.push(r),
+        },
+    )
+}
+
 /// A new collection extended with one side's items, in order: a side of
 /// one `Vec` (a loop that did not split) goes in as it is, others are
 /// joined first.
@@ -115,6 +132,115 @@ where
     let mut collection = C::default();
     collection.par_extend(joined(side));
     collection
+}
+
+/// Pairs split into two collections, each in the input's order (rayon's
+/// collect of pairs): what [`unzip`](super::ParallelIterator::unzip)
+/// returns.
+///
+/// ```
+/// use weft::prelude::*;
+/// let (numbers, names): (Vec<u32>, Vec<String>) =
+///     (1..4u32).into_par_iter().map(|x| (x, x.to_string())).collect();
+/// assert_eq!((numbers, names), (vec![1, 2, 3], vec!["1".into(), "2".into(), "3".into()]));
+/// ```
+impl<A, B, FromA, FromB> FromParallelIterator<(A, B)> for (FromA, FromB)
+where
+    A: Send,
+    B: Send,
+    FromA: Default + Send + ParallelExtend<A>,
+    FromB: Default + Send + ParallelExtend<B>,
+{
+    fn from_par_iter<I>(iter: I) -> Self
+    where
+        I: IntoParallelIterator<Item = (A, B)>,
+    {
+        iter.into_par_iter().unzip()
+    }
+}
+
+/// Each of a pair of collections extended with its side of the pairs, in
+/// order.
+impl<A, B, FromA, FromB> ParallelExtend<(A, B)> for (FromA, FromB)
+where
+    A: Send,
+    B: Send,
+    FromA: Send + ParallelExtend<A>,
+    FromB: Send + ParallelExtend<B>,
+{
+    fn par_extend<I>(&mut self, iter: I)
+    where
+        I: IntoParallelIterator<Item = (A, B)>,
+    {
+        let (a, b) = unzip_pieces(iter.into_par_iter());
+        self.0.par_extend(joined(a));
+        self.1.par_extend(joined(b));
+    }
+}
+
+/// The `Left` values into the first collection and the `Right` ones into
+/// the second, each in order (rayon's collect of `Either`s): what
+/// [`partition_map`](super::ParallelIterator::partition_map) returns.
+///
+/// ```
+/// use weft::iter::Either;
+/// use weft::prelude::*;
+/// let (even, odd): (Vec<u32>, Vec<u32>) = (0..5u32)
+///     .into_par_iter()
+///     .map(|x| if x % 2 == 0 { Either::Left(x) } else { Either::Right(x) })
+///     .collect();
+/// assert_eq!((even, odd), (vec![0, 2, 4], vec![1, 3]));
+/// ```
+impl<L, R, A, B> FromParallelIterator<Either<L, R>> for (A, B)
+where
+    L: Send,
+    R: Send,
+    A: Default + Send + ParallelExtend<L>,
+    B: Default + Send + ParallelExtend<R>,
+{
+    fn from_par_iter<I>(iter: I) -> Self
+    where
+        I: IntoParallelIterator<Item = Either<L, R>>,
+    {
+        iter.into_par_iter().partition_map(std::convert::identity)
+    }
+}
+
+/// Each of a pair of collections extended with its side of the `Either`s,
+/// in order.
+impl<L, R, A, B> ParallelExtend<Either<L, R>> for (A, B)
+where
+    L: Send,
+    R: Send,
+    A: Send + ParallelExtend<L>,
+    B: Send + ParallelExtend<R>,
+{
+    fn par_extend<I>(&mut self, iter: I)
+    where
+        I: IntoParallelIterator<Item = Either<L, R>>,
+    {
+        let (lefts, rights) = either_sides(iter.into_par_iter());
+        self.0.par_extend(joined(lefts));
+        self.1.par_extend(joined(rights));
+    }
+}
+
+/// Whichever collection it holds, extended (rayon's `Either` extend).
+impl<L, R, T> ParallelExtend<T> for Either<L, R>
+where
+    L: ParallelExtend<T>,
+    R: ParallelExtend<T>,
+    T: Send,
+{
+    fn par_extend<I>(&mut self, iter: I)
+    where
+        I: IntoParallelIterator<Item = T>,
+    {
+        match self {
+            Either::Left(left) => left.par_extend(iter),
+            Either::Right(right) => right.par_extend(iter),
+        }
+    }
 }
 
 /// Appends one side's items to `vec`, in order, into room reserved once.
