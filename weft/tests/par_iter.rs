@@ -5923,3 +5923,79 @@ fn par_drain_of_whole_collections() {
         assert_dropped_once(&drops, "unused BinaryHeap par_drain", &ctx);
     });
 }
+
+#[test]
+fn either_of_two_iterators_runs_as_the_one_it_holds() {
+    quiet_planned_panics();
+    check("either_of_two_iterators_runs_as_the_one_it_holds", |case| {
+        let ctx = case.to_string();
+        let v = case.values(1_000);
+        let odds: Vec<u32> = v.iter().copied().filter(|x| x % 2 == 1).collect();
+        let indexed = |left: bool| {
+            if left {
+                Either::Left(v.par_iter().copied())
+            } else {
+                Either::Right(v.par_iter().copied().rev())
+            }
+        };
+        let reversed: Vec<u32> = v.iter().rev().copied().collect();
+        assert_eq!(indexed(true).collect::<Vec<_>>(), v, "Left ({ctx})");
+        assert_eq!(
+            indexed(false).collect::<Vec<_>>(),
+            reversed,
+            "Right ({ctx})"
+        );
+        assert_eq!(indexed(false).len(), v.len(), "len ({ctx})");
+        assert!(
+            indexed(true).zip_eq(v.par_iter()).all(|(a, &b)| a == b),
+            "zip_eq ({ctx})"
+        );
+        let unindexed = |left: bool| {
+            if left {
+                Either::Left(v.par_iter().copied().filter(|x| x % 2 == 1))
+            } else {
+                Either::Right(
+                    v.par_iter()
+                        .copied()
+                        .flat_map_iter(|x| (x % 2 == 1).then_some(x)),
+                )
+            }
+        };
+        for left in [true, false] {
+            assert_eq!(
+                unindexed(left).collect::<Vec<_>>(),
+                odds,
+                "unindexed {left} ({ctx})"
+            );
+        }
+        let nested: Vec<u32> = (0..3u32)
+            .into_par_iter()
+            .flat_map(|i| indexed(i % 2 == 0))
+            .collect();
+        assert_eq!(
+            nested,
+            [v.clone(), reversed, v.clone()].concat(),
+            "inner ({ctx})"
+        );
+
+        let len = case.len;
+        for left in [true, false] {
+            moves_in_order(len, 0..len, "Either by value", &ctx, |items| {
+                let iter = if left {
+                    Either::Left(items.into_par_iter())
+                } else {
+                    Either::Right(items.into_par_iter().filter(|_| true))
+                };
+                iter.collect()
+            });
+        }
+        if len > 0 {
+            let target = case.rng.below(len);
+            panics_on(len, target, "Either", &ctx, |items, explode| {
+                let iter: Either<_, weft::iter::Empty<Tracked>> =
+                    Either::Left(items.into_par_iter());
+                iter.for_each(|item| explode(&item));
+            });
+        }
+    });
+}

@@ -11,9 +11,10 @@
 use std::collections::LinkedList;
 use std::marker::PhantomData;
 
+use super::adapters::ChainProducer;
 use super::collect::{FromParallelIterator, ParallelExtend};
 use super::plumbing::{drive, Consumer};
-use super::{IntoParallelIterator, ParallelIterator};
+use super::{IndexedParallelIterator, IntoParallelIterator, ParallelIterator};
 
 /// One of two values (rayon's `iter::Either`): what the closure of
 /// [`partition_map`](super::ParallelIterator::partition_map) returns to
@@ -259,4 +260,87 @@ fn joined<T>(mut side: LinkedList<Vec<T>>) -> Vec<T> {
     let mut all = Vec::new();
     append_side(&mut all, side);
     all
+}
+
+/// Either of two parallel iterators with the same items runs as the one it
+/// holds (rayon's `Either` iterator): for a loop whose source is chosen at
+/// run time. Indexed when both are.
+///
+/// ```
+/// use weft::iter::Either;
+/// use weft::prelude::*;
+/// let pick = |evens: bool| {
+///     if evens {
+///         Either::Left((0..10u32).into_par_iter().filter(|x| x % 2 == 0))
+///     } else {
+///         Either::Right((0..10u32).into_par_iter().filter(|x| x % 2 == 1))
+///     }
+/// };
+/// assert_eq!(pick(true).sum::<u32>(), 20);
+/// assert_eq!(pick(false).collect::<Vec<_>>(), [1, 3, 5, 7, 9]);
+/// ```
+impl<L, R> ParallelIterator for Either<L, R>
+where
+    L: ParallelIterator,
+    R: ParallelIterator<Item = L::Item>,
+{
+    type Item = L::Item;
+    type Producer<'a>
+        = ChainProducer<L::Producer<'a>, R::Producer<'a>>
+    where
+        Self: 'a;
+    type Seq = Either<L::Seq, R::Seq>;
+    fn producer(&mut self) -> Self::Producer<'_> {
+        match self {
+            Either::Left(left) => ChainProducer::first(left.producer()),
+            Either::Right(right) => ChainProducer::second(right.producer()),
+        }
+    }
+    fn into_seq(self) -> Self::Seq {
+        match self {
+            Either::Left(left) => Either::Left(left.into_seq()),
+            Either::Right(right) => Either::Right(right.into_seq()),
+        }
+    }
+    fn opt_len(&self) -> Option<usize> {
+        match self {
+            Either::Left(left) => left.opt_len(),
+            Either::Right(right) => right.opt_len(),
+        }
+    }
+}
+
+impl<L, R> IndexedParallelIterator for Either<L, R>
+where
+    L: IndexedParallelIterator,
+    R: IndexedParallelIterator<Item = L::Item>,
+{
+    fn len(&self) -> usize {
+        match self {
+            Either::Left(left) => left.len(),
+            Either::Right(right) => right.len(),
+        }
+    }
+}
+
+/// Either of two sequential iterators with the same items (what a
+/// parallel `Either` runs as inside `flat_map`).
+impl<L, R> Iterator for Either<L, R>
+where
+    L: Iterator,
+    R: Iterator<Item = L::Item>,
+{
+    type Item = L::Item;
+    fn next(&mut self) -> Option<L::Item> {
+        match self {
+            Either::Left(left) => left.next(),
+            Either::Right(right) => right.next(),
+        }
+    }
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        match self {
+            Either::Left(left) => left.size_hint(),
+            Either::Right(right) => right.size_hint(),
+        }
+    }
 }
