@@ -5999,3 +5999,468 @@ fn either_of_two_iterators_runs_as_the_one_it_holds() {
         }
     });
 }
+
+// ------------------------------- more sources: rayon 1.12's whole surface
+
+#[test]
+fn str_splits_matches_and_utf16_against_std() {
+    check("str_splits_matches_and_utf16_against_std", |case| {
+        let ctx = case.to_string();
+        let text = text(case);
+        let text = text.as_str();
+        let separators: &[char] = &[';', '𝄞'];
+        let array = [',', '€'];
+        assert_eq!(
+            text.par_split_inclusive(',').collect::<Vec<_>>(),
+            text.split_inclusive(',').collect::<Vec<_>>(),
+            "par_split_inclusive char ({ctx})"
+        );
+        assert_eq!(
+            text.par_split_inclusive(separators).collect::<Vec<_>>(),
+            text.split_inclusive(separators).collect::<Vec<_>>(),
+            "par_split_inclusive slice ({ctx})"
+        );
+        assert_eq!(
+            text.par_split(&array).collect::<Vec<_>>(),
+            text.split(&array).collect::<Vec<_>>(),
+            "par_split &[char; N] ({ctx})"
+        );
+        assert_eq!(
+            text.par_matches(char::is_whitespace).collect::<Vec<_>>(),
+            text.matches(char::is_whitespace).collect::<Vec<_>>(),
+            "par_matches predicate ({ctx})"
+        );
+        assert_eq!(
+            text.par_matches(&array).collect::<Vec<_>>(),
+            text.matches(&array).collect::<Vec<_>>(),
+            "par_matches &[char; N] ({ctx})"
+        );
+        assert_eq!(
+            text.par_match_indices(separators).collect::<Vec<_>>(),
+            text.match_indices(separators).collect::<Vec<_>>(),
+            "par_match_indices slice ({ctx})"
+        );
+        assert_eq!(
+            text.par_match_indices('é').collect::<Vec<_>>(),
+            text.match_indices('é').collect::<Vec<_>>(),
+            "par_match_indices char ({ctx})"
+        );
+        assert_eq!(
+            text.par_encode_utf16().collect::<Vec<_>>(),
+            text.encode_utf16().collect::<Vec<_>>(),
+            "par_encode_utf16 ({ctx})"
+        );
+        let target = case.rng.below(case.len + 1);
+        assert_eq!(
+            text.par_match_indices(',')
+                .find_first(|&(at, _)| at >= target),
+            text.match_indices(',').find(|&(at, _)| at >= target),
+            "par_match_indices find_first ({ctx})"
+        );
+        for edge in [",", ",,", "a,", ",a", "a", ""] {
+            let what = format!("{edge:?} ({ctx})");
+            assert_eq!(
+                edge.par_split_inclusive(',').collect::<Vec<_>>(),
+                edge.split_inclusive(',').collect::<Vec<_>>(),
+                "par_split_inclusive {what}"
+            );
+        }
+        // Flat-mapped, they run their sequential path.
+        assert_eq!(
+            text.par_lines()
+                .flat_map(|line| line.par_split_inclusive(','))
+                .collect::<Vec<_>>(),
+            text.lines()
+                .flat_map(|line| line.split_inclusive(','))
+                .collect::<Vec<_>>(),
+            "flat_map par_split_inclusive ({ctx})"
+        );
+        assert_eq!(
+            text.par_lines()
+                .flat_map(|line| line.par_match_indices(';'))
+                .count(),
+            text.lines()
+                .flat_map(|line| line.match_indices(';'))
+                .count(),
+            "flat_map par_match_indices ({ctx})"
+        );
+    });
+}
+
+/// `len` values of which about one in `one_in` is 0, the separator of the
+/// slice splits.
+fn with_zeros(case: &mut Case, one_in: u32) -> Vec<u32> {
+    let len = case.len;
+    case.values_of(len, one_in)
+}
+
+#[test]
+fn slice_splits_and_chunk_by_against_std() {
+    check("slice_splits_and_chunk_by_against_std", |case| {
+        let ctx = case.to_string();
+        let one_in = [2, 5, 100, 100_000][case.rng.below(4)];
+        let v = with_zeros(case, one_in);
+        let is_zero = |x: &u32| *x == 0;
+        assert_eq!(
+            v.par_split(is_zero).collect::<Vec<_>>(),
+            v.split(is_zero).collect::<Vec<_>>(),
+            "par_split ({ctx})"
+        );
+        assert_eq!(
+            v.par_split_inclusive(is_zero).collect::<Vec<_>>(),
+            v.split_inclusive(is_zero).collect::<Vec<_>>(),
+            "par_split_inclusive ({ctx})"
+        );
+        let runs = |a: &u32, b: &u32| (a == &0) == (b == &0);
+        assert_eq!(
+            v.par_chunk_by(runs).collect::<Vec<_>>(),
+            v.chunk_by(runs).collect::<Vec<_>>(),
+            "par_chunk_by ({ctx})"
+        );
+        let rising = |a: &u32, b: &u32| a < b;
+        assert_eq!(
+            v.par_chunk_by(rising).map(<[u32]>::len).collect::<Vec<_>>(),
+            v.chunk_by(rising).map(<[u32]>::len).collect::<Vec<_>>(),
+            "par_chunk_by rising ({ctx})"
+        );
+        // Mutable: each piece reversed, as std's pieces reversed.
+        let mut seq = v.clone();
+        seq.split_mut(is_zero).for_each(<[u32]>::reverse);
+        let mut par = v.clone();
+        par.par_split_mut(is_zero).for_each(<[u32]>::reverse);
+        assert_eq!(par, seq, "par_split_mut ({ctx})");
+        let mut seq = v.clone();
+        seq.split_inclusive_mut(is_zero).for_each(<[u32]>::reverse);
+        let mut par = v.clone();
+        par.par_split_inclusive_mut(is_zero)
+            .for_each(<[u32]>::reverse);
+        assert_eq!(par, seq, "par_split_inclusive_mut ({ctx})");
+        let mut seq = v.clone();
+        seq.chunk_by_mut(rising).for_each(<[u32]>::reverse);
+        let mut par = v.clone();
+        par.par_chunk_by_mut(rising).for_each(<[u32]>::reverse);
+        assert_eq!(par, seq, "par_chunk_by_mut ({ctx})");
+        // The order-sensitive consumers see the pieces in order.
+        let long = case.rng.below(8);
+        assert_eq!(
+            v.par_split(is_zero)
+                .find_first(|p| p.len() > long)
+                .map(<[u32]>::as_ptr),
+            v.split(is_zero)
+                .find(|p| p.len() > long)
+                .map(<[u32]>::as_ptr),
+            "par_split find_first ({ctx})"
+        );
+        assert_eq!(
+            v.par_chunk_by(rising)
+                .find_last(|p| p.len() > long)
+                .map(<[u32]>::as_ptr),
+            v.chunk_by(rising)
+                .rfind(|p| p.len() > long)
+                .map(<[u32]>::as_ptr),
+            "par_chunk_by find_last ({ctx})"
+        );
+        // Flat-mapped, they run their sequential path.
+        assert_eq!(
+            v.par_chunks(7)
+                .flat_map(|chunk| chunk.par_split(is_zero))
+                .collect::<Vec<_>>(),
+            v.chunks(7)
+                .flat_map(|chunk| chunk.split(is_zero))
+                .collect::<Vec<_>>(),
+            "flat_map par_split ({ctx})"
+        );
+        assert_eq!(
+            v.par_chunks(7)
+                .flat_map(|chunk| chunk.par_chunk_by(rising))
+                .collect::<Vec<_>>(),
+            v.chunks(7)
+                .flat_map(|chunk| chunk.chunk_by(rising))
+                .collect::<Vec<_>>(),
+            "flat_map par_chunk_by ({ctx})"
+        );
+    });
+}
+
+#[test]
+fn array_windows_and_sort_by_cached_key_against_std() {
+    check("array_windows_and_sort_by_cached_key_against_std", |case| {
+        let ctx = case.to_string();
+        let v = case.values(50);
+        assert_eq!(
+            v.par_array_windows::<3>()
+                .copied()
+                .collect::<Vec<[u32; 3]>>(),
+            v.windows(3).map(|w| [w[0], w[1], w[2]]).collect::<Vec<_>>(),
+            "par_array_windows ({ctx})"
+        );
+        assert_eq!(
+            v.par_array_windows::<1>().len(),
+            v.len(),
+            "par_array_windows len ({ctx})"
+        );
+        // Stable: equal keys keep their elements' order, which the
+        // second field shows.
+        let pairs: Vec<(u32, usize)> = v.iter().copied().zip(0..).collect();
+        let calls = AtomicUsize::new(0);
+        let mut par = pairs.clone();
+        par.par_sort_by_cached_key(|&(x, _)| {
+            calls.fetch_add(1, Ordering::Relaxed);
+            x % 7
+        });
+        let mut seq = pairs.clone();
+        seq.sort_by_cached_key(|&(x, _)| x % 7);
+        assert_eq!(par, seq, "par_sort_by_cached_key ({ctx})");
+        assert_eq!(
+            calls.load(Ordering::Relaxed),
+            if v.len() < 2 { 0 } else { v.len() },
+            "one key per element ({ctx})"
+        );
+        let mut par = v.clone();
+        par.par_sort_by_cached_key(|x| std::cmp::Reverse(x.to_string()));
+        let mut seq = v.clone();
+        seq.sort_by_cached_key(|x| std::cmp::Reverse(x.to_string()));
+        assert_eq!(par, seq, "par_sort_by_cached_key strings ({ctx})");
+    });
+}
+
+#[test]
+fn a_panic_in_a_key_leaves_the_slice_whole() {
+    quiet_planned_panics();
+    check("a_panic_in_a_key_leaves_the_slice_whole", |case| {
+        let ctx = case.to_string();
+        if case.len < 2 {
+            return;
+        }
+        let target = case.rng.below(case.len);
+        let (drops, mut items) = tracked(case.len);
+        let ran = panic::catch_unwind(AssertUnwindSafe(|| {
+            items.par_sort_by_cached_key(|item| {
+                if item.id == target {
+                    panic::panic_any(Planned(target));
+                }
+                usize::MAX - item.id
+            });
+        }));
+        assert_eq!(
+            planned(ran, "par_sort_by_cached_key", &ctx),
+            Planned(target)
+        );
+        assert_eq!(ids(&items), (0..case.len).collect::<Vec<_>>(), "{ctx}");
+        drop(items);
+        assert_dropped_once(&drops, "par_sort_by_cached_key", &ctx);
+    });
+}
+
+/// Halves a range while it is longer than `leaf`.
+fn halve(
+    leaf: usize,
+) -> impl Fn(std::ops::Range<usize>) -> (std::ops::Range<usize>, Option<std::ops::Range<usize>>)
+       + Sync
+       + Send {
+    move |range| {
+        if range.len() <= leaf {
+            return (range, None);
+        }
+        let mid = range.start + range.len() / 2;
+        (range.start..mid, Some(mid..range.end))
+    }
+}
+
+#[test]
+fn split_covers_its_data_in_order() {
+    check("split_covers_its_data_in_order", |case| {
+        let ctx = case.to_string();
+        let len = case.len;
+        let leaf = 1 + case.rng.below(64);
+        let pieces: Vec<std::ops::Range<usize>> = weft::iter::split(0..len, halve(leaf)).collect();
+        assert_eq!(pieces.first().map(|r| r.start), Some(0), "first ({ctx})");
+        assert_eq!(pieces.last().map(|r| r.end), Some(len), "last ({ctx})");
+        assert!(
+            pieces.windows(2).all(|pair| pair[0].end == pair[1].start),
+            "in order, without gaps ({ctx}): {pieces:?}"
+        );
+        assert!(
+            pieces.len() == 1 || pieces.iter().all(|piece| !piece.is_empty()),
+            "no empty piece but of empty data ({ctx})"
+        );
+        assert_eq!(
+            weft::iter::split(0..len, halve(leaf))
+                .map(|piece| piece.sum::<usize>())
+                .sum::<usize>(),
+            (0..len).sum::<usize>(),
+            "sum ({ctx})"
+        );
+        let target = case.rng.below(len + 1);
+        assert_eq!(
+            weft::iter::split(0..len, halve(leaf))
+                .flat_map_iter(|piece| piece)
+                .find_first(|&x| x >= target),
+            (0..len).find(|&x| x >= target),
+            "find_first ({ctx})"
+        );
+        // A splitter that never cuts: one piece.
+        assert_eq!(
+            weft::iter::split(0..len, |range| (range, None)).collect::<Vec<_>>(),
+            vec![0..len],
+            "uncut ({ctx})"
+        );
+        // Flat-mapped, it runs sequentially: one piece.
+        assert_eq!(
+            weft::iter::once(0..len)
+                .flat_map(|range| weft::iter::split(range, halve(leaf)))
+                .count(),
+            1,
+            "flat_map ({ctx})"
+        );
+    });
+}
+
+/// A random tree of about `len` nodes, as each node's children: node `n`'s
+/// are `children[n]`.
+fn random_tree(case: &mut Case) -> Vec<Vec<usize>> {
+    let mut children = vec![Vec::new(); case.len.max(1)];
+    // Each node but the root hangs under an earlier one: mostly near the
+    // previous node (deep paths), sometimes anywhere (wide nodes).
+    for node in 1..children.len() {
+        let parent = if case.rng.chance(3) {
+            case.rng.below(node)
+        } else {
+            node - 1 - case.rng.below(node.min(3))
+        };
+        children[parent].push(node);
+    }
+    children
+}
+
+fn prefix_walk(tree: &[Vec<usize>], node: usize, out: &mut Vec<usize>) {
+    out.push(node);
+    for &child in &tree[node] {
+        prefix_walk(tree, child, out);
+    }
+}
+
+fn postfix_walk(tree: &[Vec<usize>], node: usize, out: &mut Vec<usize>) {
+    for &child in &tree[node] {
+        postfix_walk(tree, child, out);
+    }
+    out.push(node);
+}
+
+#[test]
+fn walk_tree_orders_against_a_sequential_walk() {
+    check("walk_tree_orders_against_a_sequential_walk", |case| {
+        let ctx = case.to_string();
+        let tree = random_tree(case);
+        // Deep paths: the test's own recursive walks would overflow.
+        if case.len == LARGE {
+            return;
+        }
+        let children = |&node: &usize| tree[node].iter().copied();
+        let (mut prefix, mut postfix) = (Vec::new(), Vec::new());
+        prefix_walk(&tree, 0, &mut prefix);
+        postfix_walk(&tree, 0, &mut postfix);
+        assert_eq!(
+            weft::iter::walk_tree_prefix(0, children).collect::<Vec<_>>(),
+            prefix,
+            "walk_tree_prefix ({ctx})"
+        );
+        assert_eq!(
+            weft::iter::walk_tree_postfix(0, children).collect::<Vec<_>>(),
+            postfix,
+            "walk_tree_postfix ({ctx})"
+        );
+        assert_eq!(
+            sorted(weft::iter::walk_tree(0, children).collect()),
+            sorted(prefix.clone()),
+            "walk_tree ({ctx})"
+        );
+        let target = case.rng.below(tree.len());
+        assert_eq!(
+            weft::iter::walk_tree_postfix(0, children).find_first(|&node| node >= target),
+            postfix.iter().copied().find(|&node| node >= target),
+            "walk_tree_postfix find_first ({ctx})"
+        );
+        assert_eq!(
+            weft::iter::walk_tree_prefix(0, children).find_last(|&node| node % 5 == 1),
+            prefix.iter().copied().rfind(|node| node % 5 == 1),
+            "walk_tree_prefix find_last ({ctx})"
+        );
+        // Flat-mapped, they run their sequential walks.
+        assert_eq!(
+            weft::iter::once(0)
+                .flat_map(|root| weft::iter::walk_tree_postfix(root, children))
+                .collect::<Vec<_>>(),
+            postfix,
+            "flat_map walk_tree_postfix ({ctx})"
+        );
+        assert_eq!(
+            weft::iter::once(0)
+                .flat_map(|root| weft::iter::walk_tree_prefix(root, children))
+                .collect::<Vec<_>>(),
+            prefix,
+            "flat_map walk_tree_prefix ({ctx})"
+        );
+    });
+}
+
+#[test]
+fn walk_tree_drops_its_nodes_once_when_a_closure_panics() {
+    quiet_planned_panics();
+    check(
+        "walk_tree_drops_its_nodes_once_when_a_closure_panics",
+        |case| {
+            let ctx = case.to_string();
+            let tree = random_tree(case);
+            let len = tree.len();
+            let drops: Arc<[AtomicUsize]> = (0..len).map(|_| AtomicUsize::new(0)).collect();
+            let made: Vec<AtomicUsize> = (0..len).map(|_| AtomicUsize::new(0)).collect();
+            let node = |id: usize| {
+                made[id].fetch_add(1, Ordering::SeqCst);
+                Tracked {
+                    id,
+                    drops: Arc::clone(&drops),
+                }
+            };
+            let children = |parent: &Tracked| {
+                tree[parent.id]
+                    .iter()
+                    .map(|&id| node(id))
+                    .collect::<Vec<_>>()
+            };
+            let target = case.rng.below(len);
+            for prefix in [true, false] {
+                for count in drops.iter().chain(&made) {
+                    count.store(0, Ordering::SeqCst);
+                }
+                let explode = |item: Tracked| {
+                    if item.id == target {
+                        panic::panic_any(Planned(target));
+                    }
+                };
+                let ran = panic::catch_unwind(AssertUnwindSafe(|| {
+                    if prefix {
+                        weft::iter::walk_tree_prefix(node(0), children).for_each(explode);
+                    } else {
+                        weft::iter::walk_tree_postfix(node(0), children).for_each(explode);
+                    }
+                }));
+                let what = if prefix { "prefix" } else { "postfix" };
+                assert_eq!(planned(ran, what, &ctx), Planned(target), "{ctx}");
+                // The nodes made were dropped once each; the ones left
+                // unwalked were never made.
+                for id in 0..len {
+                    let made = made[id].load(Ordering::SeqCst);
+                    let dropped = drops[id].load(Ordering::SeqCst);
+                    assert!(made <= 1, "{what}: node {id} made {made} times ({ctx})");
+                    assert_eq!(dropped, made, "{what}: node {id} dropped ({ctx})");
+                }
+                assert_eq!(
+                    drops[target].load(Ordering::SeqCst),
+                    1,
+                    "{what}: the target ({ctx})"
+                );
+            }
+        },
+    );
+}

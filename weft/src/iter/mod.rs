@@ -66,8 +66,10 @@ mod partition;
 mod slices;
 mod sort;
 mod sources;
+mod splitter;
 mod stateful;
 mod strings;
+mod walk_tree;
 
 use std::collections::LinkedList;
 use std::marker::PhantomData;
@@ -106,8 +108,10 @@ pub use interleave::{
 };
 pub use partition::Either;
 pub use slices::{
-    ChunksExact, ChunksExactMut, Exact, RChunks, RChunksExact, RChunksExactMut, RChunksMut,
-    RChunksMutProducer, RChunksProducer,
+    ArrayWindows, ChunkBy, ChunkByIter, ChunkByMut, ChunkBySlices, ChunkBySlicesProducer,
+    ChunksExact, ChunksExactMut, Exact, ParallelSlice, RChunks, RChunksExact, RChunksExactMut,
+    RChunksMut, RChunksMutProducer, RChunksProducer, SliceSplit, SliceSplitInclusive,
+    SplitInclusiveMut, SplitMut, SplitSlices, SplitSlicesIter, SplitSlicesProducer, SubSlice,
 };
 pub use sort::ParallelSliceMut;
 pub use sources::{
@@ -115,14 +119,21 @@ pub use sources::{
     IterMut, RangeInteger, RangeIter, RangeProducer, SliceMutProducer, SliceProducer, Windows,
     WindowsProducer,
 };
+pub use splitter::{split, SplitData, SplitDataProducer};
 pub use stateful::{
     CloneSeed, Fold, FoldSeeded, FoldSeededProducer, FoldWith, InitSeed, MapInit, MapSeeded,
     MapSeededProducer, MapWith, PieceSeed, Seed, TryFold, TryFoldSeeded, TryFoldSeededProducer,
     TryFoldWith, WithState,
 };
 pub use strings::{
-    Bytes, CharIndices, CharIndicesProducer, CharPattern, Chars, Lines, OffsetCharIndices,
-    ParallelString, Split, SplitIter, SplitProducer, SplitSeq, SplitWhitespace,
+    Bytes, CharIndices, CharIndicesProducer, CharPattern, Chars, EncodeUtf16, Lines, MatchIndices,
+    MatchIndicesIter, MatchIndicesProducer, Matches, OffsetCharIndices, ParallelString, PatternRef,
+    Split, SplitInclusive, SplitIter, SplitProducer, SplitSeq, SplitWhitespace, Utf16Units,
+};
+
+pub use walk_tree::{
+    walk_tree, walk_tree_postfix, walk_tree_prefix, WalkIter, WalkTree, WalkTreePostfix,
+    WalkTreePrefix, WalkTreeProducer,
 };
 
 use adapters::Hint;
@@ -1985,70 +1996,5 @@ where
     type Iter = <&'data mut C as IntoParallelIterator>::Iter;
     fn par_iter_mut(&'data mut self) -> Self::Iter {
         self.into_par_iter()
-    }
-}
-
-/// Parallel views of a shared slice (rayon's `ParallelSlice`).
-pub trait ParallelSlice<T: Sync> {
-    /// Non-overlapping pieces of `size` elements, the last possibly
-    /// shorter. Panics if `size` is 0.
-    fn par_chunks(&self, size: usize) -> Chunks<'_, T>;
-    /// Every run of `size` neighbours. Panics if `size` is 0.
-    fn par_windows(&self, size: usize) -> Windows<'_, T>;
-
-    /// Non-overlapping pieces of exactly `size` elements; the last
-    /// `len % size` elements are left out, in
-    /// [`remainder`](Exact::remainder). Panics if `size` is 0.
-    ///
-    /// ```
-    /// use weft::prelude::*;
-    /// let v = [1, 2, 3, 4, 5];
-    /// let chunks = v.par_chunks_exact(2);
-    /// assert_eq!(chunks.remainder(), [5]);
-    /// assert_eq!(chunks.map(|c| c.iter().sum::<i32>()).collect::<Vec<_>>(), [3, 7]);
-    /// ```
-    fn par_chunks_exact(&self, size: usize) -> ChunksExact<'_, T>;
-
-    /// Non-overlapping pieces of `size` elements counted from the end: the
-    /// first is the last `size` elements, and the last, the slice's
-    /// first `len % size`, possibly shorter. Panics if `size` is 0.
-    ///
-    /// ```
-    /// use weft::prelude::*;
-    /// let v = [1, 2, 3, 4, 5];
-    /// let chunks: Vec<&[i32]> = v.par_rchunks(2).collect();
-    /// assert_eq!(chunks, [&[4, 5][..], &[2, 3], &[1]]);
-    /// ```
-    fn par_rchunks(&self, size: usize) -> RChunks<'_, T>;
-
-    /// As [`par_rchunks`](Self::par_rchunks), the pieces all of `size`;
-    /// the first `len % size` elements are left out, in
-    /// [`remainder`](Exact::remainder). Panics if `size` is 0.
-    ///
-    /// ```
-    /// use weft::prelude::*;
-    /// let v = [1, 2, 3, 4, 5];
-    /// let chunks = v.par_rchunks_exact(2);
-    /// assert_eq!(chunks.remainder(), [1]);
-    /// assert_eq!(chunks.collect::<Vec<_>>(), [&[4, 5][..], &[2, 3]]);
-    /// ```
-    fn par_rchunks_exact(&self, size: usize) -> RChunksExact<'_, T>;
-}
-
-impl<T: Sync> ParallelSlice<T> for [T] {
-    fn par_chunks_exact(&self, size: usize) -> ChunksExact<'_, T> {
-        ChunksExact::new(self, size)
-    }
-    fn par_rchunks(&self, size: usize) -> RChunks<'_, T> {
-        RChunks::new(self, size)
-    }
-    fn par_rchunks_exact(&self, size: usize) -> RChunksExact<'_, T> {
-        RChunksExact::new(self, size)
-    }
-    fn par_chunks(&self, size: usize) -> Chunks<'_, T> {
-        Chunks::new(self, size)
-    }
-    fn par_windows(&self, size: usize) -> Windows<'_, T> {
-        Windows::new(self, size)
     }
 }

@@ -6,10 +6,13 @@
 //! on to the next char boundary, or for the pieces between separators, to
 //! the nearest separator. Each item is then in exactly one piece, and the
 //! pieces in order give the sequential iterator's items in order.
+//!
+//! The separators and patterns are chars (rayon's are too): a char, an
+//! array or slice of chars, or a predicate on chars ([`CharPattern`]).
 
 use super::plumbing::Producer;
 use super::sources::Iter;
-use super::{Chain, Copied, Filter, Map, OptionIter, ParallelIterator};
+use super::{Chain, Copied, Filter, FlatMapIter, Map, OptionIter, ParallelIterator};
 
 /// The first char boundary at or after `index` (at most 3 bytes on).
 fn boundary_from(text: &str, index: usize) -> usize {
@@ -114,8 +117,10 @@ pub type Bytes<'a> = Copied<Iter<'a, u8>>;
 
 // ------------------------------------------- pieces between separators
 
-/// What separates the pieces of [`ParallelString::par_split`]: a char, an
-/// array or slice of chars (any of them), or a predicate on chars.
+/// What separates the pieces of [`ParallelString::par_split`], or what
+/// [`ParallelString::par_matches`] looks for: a char, an array or slice of
+/// chars (or a reference to an array), any of which matches, or a
+/// predicate on chars. The forms rayon accepts; a `&str` is not one.
 pub trait CharPattern: Sync + Send {
     /// Whether `c` is a separator.
     fn matches(&self, c: char) -> bool;
@@ -128,6 +133,12 @@ impl CharPattern for char {
 }
 
 impl<const N: usize> CharPattern for [char; N] {
+    fn matches(&self, c: char) -> bool {
+        self.contains(&c)
+    }
+}
+
+impl<const N: usize> CharPattern for &[char; N] {
     fn matches(&self, c: char) -> bool {
         self.contains(&c)
     }
@@ -146,41 +157,56 @@ impl<F: Fn(char) -> bool + Sync + Send> CharPattern for F {
 }
 
 /// `text.par_split(separator)`: the pieces between separators, in order,
-/// as `str::split` gives them (empty ones included).
+/// as `str::split` gives them (empty ones included); with `INCLUSIVE`
+/// ([`SplitInclusive`]), each piece with the separator that ends it, as
+/// `str::split_inclusive` gives them.
 #[derive(Clone, Debug)]
-pub struct Split<'a, P> {
-    /// `None`: no piece at all, where `Some("")` has one empty piece.
+pub struct Split<'a, P, const INCLUSIVE: bool = false> {
+    /// `None`: no piece at all, where `Some("")` has one empty piece
+    /// (none when `INCLUSIVE`).
     text: Option<&'a str>,
     separator: P,
 }
 
+/// `text.par_split_inclusive(separator)`: the pieces each ended by its
+/// separator, the last one by the end of the text if no separator ends
+/// it.
+pub type SplitInclusive<'a, P> = Split<'a, P, true>;
+
 /// The producer of [`Split`]: a piece of the text that starts after a
-/// separator (or at the start) and ends before one (or at the end), or
-/// nothing at all (`None`), which yields no piece, not even an empty one.
+/// separator (or at the start) and ends before one (after it, when
+/// `INCLUSIVE`) or at the end, or nothing at all (`None`), which yields no
+/// piece, not even an empty one.
 #[derive(Debug)]
-pub struct SplitProducer<'a, 'p, P> {
+pub struct SplitProducer<'a, 'p, P, const INCLUSIVE: bool = false> {
     text: Option<&'a str>,
     separator: &'p P,
 }
 
 /// The sequential iterator of a [`Split`] piece.
 #[derive(Debug)]
-pub struct SplitIter<'a, 'p, P> {
+pub struct SplitIter<'a, 'p, P, const INCLUSIVE: bool = false> {
     rest: Option<&'a str>,
     separator: &'p P,
 }
 
-impl<'a, P: CharPattern> Iterator for SplitIter<'a, '_, P> {
+impl<'a, P: CharPattern, const INCLUSIVE: bool> Iterator for SplitIter<'a, '_, P, INCLUSIVE> {
     type Item = &'a str;
     fn next(&mut self) -> Option<&'a str> {
         let text = self.rest?;
+        if INCLUSIVE && text.is_empty() {
+            // What follows a last separator: no piece.
+            self.rest = None;
+            return None;
+        }
         let found = text
             .char_indices()
             .find(|&(_, c)| self.separator.matches(c));
         Some(match found {
             Some((at, c)) => {
-                self.rest = Some(&text[at + c.len_utf8()..]);
-                &text[..at]
+                let after = at + c.len_utf8();
+                self.rest = Some(&text[after..]);
+                &text[..if INCLUSIVE { after } else { at }]
             }
             None => {
                 self.rest = None;
@@ -193,15 +219,15 @@ impl<'a, P: CharPattern> Iterator for SplitIter<'a, '_, P> {
 /// The sequential iterator of a whole [`Split`], when it runs
 /// sequentially (as a `flat_map`'s inner iterator).
 #[derive(Debug)]
-pub struct SplitSeq<'a, P> {
+pub struct SplitSeq<'a, P, const INCLUSIVE: bool = false> {
     rest: Option<&'a str>,
     separator: P,
 }
 
-impl<'a, P: CharPattern> Iterator for SplitSeq<'a, P> {
+impl<'a, P: CharPattern, const INCLUSIVE: bool> Iterator for SplitSeq<'a, P, INCLUSIVE> {
     type Item = &'a str;
     fn next(&mut self) -> Option<&'a str> {
-        let mut piece = SplitIter {
+        let mut piece = SplitIter::<P, INCLUSIVE> {
             rest: self.rest,
             separator: &self.separator,
         };
@@ -211,14 +237,14 @@ impl<'a, P: CharPattern> Iterator for SplitSeq<'a, P> {
     }
 }
 
-impl<'a, P: CharPattern> ParallelIterator for Split<'a, P> {
+impl<'a, P: CharPattern, const INCLUSIVE: bool> ParallelIterator for Split<'a, P, INCLUSIVE> {
     type Item = &'a str;
     type Producer<'b>
-        = SplitProducer<'a, 'b, P>
+        = SplitProducer<'a, 'b, P, INCLUSIVE>
     where
         Self: 'b;
-    type Seq = SplitSeq<'a, P>;
-    fn producer(&mut self) -> SplitProducer<'a, '_, P> {
+    type Seq = SplitSeq<'a, P, INCLUSIVE>;
+    fn producer(&mut self) -> SplitProducer<'a, '_, P, INCLUSIVE> {
         SplitProducer {
             text: self.text,
             separator: &self.separator,
@@ -232,9 +258,11 @@ impl<'a, P: CharPattern> ParallelIterator for Split<'a, P> {
     }
 }
 
-impl<'a, 'p, P: CharPattern> Producer for SplitProducer<'a, 'p, P> {
+impl<'a, 'p, P: CharPattern, const INCLUSIVE: bool> Producer
+    for SplitProducer<'a, 'p, P, INCLUSIVE>
+{
     type Item = &'a str;
-    type IntoIter = SplitIter<'a, 'p, P>;
+    type IntoIter = SplitIter<'a, 'p, P, INCLUSIVE>;
     fn len(&self) -> usize {
         self.text.map_or(0, str::len)
     }
@@ -248,7 +276,8 @@ impl<'a, 'p, P: CharPattern> Producer for SplitProducer<'a, 'p, P> {
             return (self, nothing);
         };
         // The separator nearest after the cut, else the nearest before;
-        // it belongs to neither side. With none, the text is one piece.
+        // it belongs to neither side, or to the left one when
+        // `INCLUSIVE`. With none, the text is one piece.
         let at = boundary_from(text, index);
         let is_separator = |&(_, c): &(usize, char)| separator.matches(c);
         let after = text[at..].char_indices().find(is_separator);
@@ -256,16 +285,20 @@ impl<'a, 'p, P: CharPattern> Producer for SplitProducer<'a, 'p, P> {
             .map(|(offset, c)| (at + offset, c))
             .or_else(|| text[..at].char_indices().rev().find(is_separator));
         match found {
-            Some((cut, c)) => (
-                SplitProducer {
-                    text: Some(&text[..cut]),
-                    separator,
-                },
-                SplitProducer {
-                    text: Some(&text[cut + c.len_utf8()..]),
-                    separator,
-                },
-            ),
+            Some((cut, c)) => {
+                let right = cut + c.len_utf8();
+                let left = if INCLUSIVE { right } else { cut };
+                (
+                    SplitProducer {
+                        text: Some(&text[..left]),
+                        separator,
+                    },
+                    SplitProducer {
+                        text: Some(&text[right..]),
+                        separator,
+                    },
+                )
+            }
             None => (self, nothing),
         }
     }
@@ -275,6 +308,133 @@ impl<'a, 'p, P: CharPattern> Producer for SplitProducer<'a, 'p, P> {
             separator: self.separator,
         }
     }
+}
+
+// ------------------------------------------------------------ matches
+
+/// A borrowed [`CharPattern`]: what a piece of [`MatchIndices`] holds, so
+/// that every piece shares the caller's pattern.
+#[derive(Debug)]
+pub struct PatternRef<'p, P>(&'p P);
+
+impl<P: CharPattern> CharPattern for PatternRef<'_, P> {
+    fn matches(&self, c: char) -> bool {
+        self.0.matches(c)
+    }
+}
+
+/// `text.par_match_indices(pattern)`: each char that matches, as a
+/// `&str`, with its byte index, in order.
+#[derive(Clone, Debug)]
+pub struct MatchIndices<'a, P> {
+    text: &'a str,
+    pattern: P,
+}
+
+/// `text.par_matches(pattern)`: each char that matches, as a `&str`, in
+/// order.
+pub type Matches<'a, P> = Map<MatchIndices<'a, P>, fn((usize, &'a str)) -> &'a str>;
+
+/// The producer of [`MatchIndices`]: a piece of the text cut at char
+/// boundaries, as [`CharIndices`]' pieces are.
+#[derive(Debug)]
+pub struct MatchIndicesProducer<'a, 'p, P> {
+    base: CharIndicesProducer<'a>,
+    pattern: &'p P,
+}
+
+/// The sequential iterator over the matches in a piece of text (`Q`, the
+/// pattern, borrowed or owned) that starts at byte `start` of the whole.
+#[derive(Debug)]
+pub struct MatchIndicesIter<'a, Q> {
+    text: &'a str,
+    start: usize,
+    chars: std::str::CharIndices<'a>,
+    pattern: Q,
+}
+
+impl<'a, Q> MatchIndicesIter<'a, Q> {
+    fn new(text: &'a str, start: usize, pattern: Q) -> Self {
+        MatchIndicesIter {
+            text,
+            start,
+            chars: text.char_indices(),
+            pattern,
+        }
+    }
+}
+
+impl<'a, Q: CharPattern> Iterator for MatchIndicesIter<'a, Q> {
+    type Item = (usize, &'a str);
+    fn next(&mut self) -> Option<(usize, &'a str)> {
+        let pattern = &self.pattern;
+        let (at, c) = self.chars.find(|&(_, c)| pattern.matches(c))?;
+        Some((self.start + at, &self.text[at..at + c.len_utf8()]))
+    }
+}
+
+impl<'a, P: CharPattern> ParallelIterator for MatchIndices<'a, P> {
+    type Item = (usize, &'a str);
+    type Producer<'b>
+        = MatchIndicesProducer<'a, 'b, P>
+    where
+        Self: 'b;
+    type Seq = MatchIndicesIter<'a, P>;
+    fn producer(&mut self) -> MatchIndicesProducer<'a, '_, P> {
+        MatchIndicesProducer {
+            base: CharIndices { text: self.text }.producer(),
+            pattern: &self.pattern,
+        }
+    }
+    fn into_seq(self) -> Self::Seq {
+        MatchIndicesIter::new(self.text, 0, self.pattern)
+    }
+}
+
+impl<'a, 'p, P: CharPattern> Producer for MatchIndicesProducer<'a, 'p, P> {
+    type Item = (usize, &'a str);
+    type IntoIter = MatchIndicesIter<'a, PatternRef<'p, P>>;
+    fn len(&self) -> usize {
+        self.base.len()
+    }
+    fn split_at(self, index: usize) -> (Self, Self) {
+        let (left, right) = self.base.split_at(index);
+        let pattern = self.pattern;
+        (
+            MatchIndicesProducer {
+                base: left,
+                pattern,
+            },
+            MatchIndicesProducer {
+                base: right,
+                pattern,
+            },
+        )
+    }
+    fn into_iter(self) -> Self::IntoIter {
+        MatchIndicesIter::new(self.base.text, self.base.start, PatternRef(self.pattern))
+    }
+}
+
+fn matched((_, piece): (usize, &str)) -> &str {
+    piece
+}
+
+// ------------------------------------------------------------- UTF-16
+
+/// The UTF-16 code units of one char: one, or the two of a surrogate
+/// pair.
+pub type Utf16Units = std::iter::Take<std::array::IntoIter<u16, 2>>;
+
+/// `text.par_encode_utf16()`: the text's UTF-16 code units, in order, as
+/// `str::encode_utf16` gives them. The two units of a surrogate pair are
+/// two items, always in the same piece.
+pub type EncodeUtf16<'a> = FlatMapIter<Chars<'a>, fn(char) -> Utf16Units>;
+
+fn utf16_units(c: char) -> Utf16Units {
+    let mut units = [0; 2];
+    let len = c.encode_utf16(&mut units).len();
+    units.into_iter().take(len)
 }
 
 /// `text.par_split_whitespace()`: the non-empty pieces between runs of
@@ -362,6 +522,22 @@ pub trait ParallelString {
         }
     }
 
+    /// The pieces each ended by a separator, the separator kept as the
+    /// piece's last char (`str::split_inclusive`): no empty piece after a
+    /// last separator at the very end, and none at all in an empty text.
+    ///
+    /// ```
+    /// use weft::prelude::*;
+    /// let v: Vec<&str> = "one\ntwo\nthree".par_split_inclusive('\n').collect();
+    /// assert_eq!(v, ["one\n", "two\n", "three"]);
+    /// ```
+    fn par_split_inclusive<P: CharPattern>(&self, separator: P) -> SplitInclusive<'_, P> {
+        Split {
+            text: Some(self.as_parallel_string()),
+            separator,
+        }
+    }
+
     /// The pieces each ended by a separator (`str::split_terminator`): as
     /// [`par_split`](Self::par_split), without the empty piece after a
     /// last separator at the very end.
@@ -410,6 +586,48 @@ pub trait ParallelString {
         ended
             .map(without_cr as fn(&str) -> &str)
             .chain(OptionIter::new((!last.is_empty()).then_some(last)))
+    }
+
+    /// Each char that matches `pattern`, as a one-char `&str`
+    /// (`str::matches` with a char pattern): a char, chars in an array or
+    /// slice, or a predicate.
+    ///
+    /// ```
+    /// use weft::prelude::*;
+    /// let digits: String = "a1b22c333".par_matches(|c: char| c.is_ascii_digit()).collect();
+    /// assert_eq!(digits, "122333");
+    /// ```
+    fn par_matches<P: CharPattern>(&self, pattern: P) -> Matches<'_, P> {
+        self.par_match_indices(pattern)
+            .map(matched as fn((usize, &str)) -> &str)
+    }
+
+    /// Each char that matches `pattern`, as a one-char `&str`, with its
+    /// byte index (`str::match_indices` with a char pattern).
+    ///
+    /// ```
+    /// use weft::prelude::*;
+    /// let v: Vec<(usize, &str)> = "é,b,".par_match_indices(',').collect();
+    /// assert_eq!(v, [(2, ","), (4, ",")]);
+    /// ```
+    fn par_match_indices<P: CharPattern>(&self, pattern: P) -> MatchIndices<'_, P> {
+        MatchIndices {
+            text: self.as_parallel_string(),
+            pattern,
+        }
+    }
+
+    /// The text's UTF-16 code units (`str::encode_utf16`); the two units
+    /// of a char beyond U+FFFF come one after the other, from one piece.
+    ///
+    /// ```
+    /// use weft::prelude::*;
+    /// let units: Vec<u16> = "a𝄞".par_encode_utf16().collect();
+    /// assert_eq!(units, [0x61, 0xD834, 0xDD1E]);
+    /// ```
+    fn par_encode_utf16(&self) -> EncodeUtf16<'_> {
+        self.par_chars()
+            .flat_map_iter(utf16_units as fn(char) -> Utf16Units)
     }
 
     /// The non-empty pieces between runs of whitespace

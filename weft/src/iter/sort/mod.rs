@@ -53,7 +53,10 @@ use std::cmp::Ordering;
 
 use self::mergesort::stable_sort;
 use self::quicksort::unstable_sort;
-use super::slices::{ChunksExactMut, RChunksExactMut, RChunksMut};
+use super::slices::{
+    ChunkByMut, ChunkBySlices, ChunksExactMut, RChunksExactMut, RChunksMut, SplitInclusiveMut,
+    SplitMut, SplitSlices,
+};
 use super::sources::ChunksMut;
 
 /// Slices no longer than this are sorted sequentially: below it a `join`
@@ -79,6 +82,9 @@ const SEQUENTIAL_PASS: usize = 1 << 16;
 
 /// Parallel views and sorts of a mutable slice (rayon's `ParallelSliceMut`).
 pub trait ParallelSliceMut<T: Send> {
+    /// The slice itself, which the other methods view or sort.
+    fn as_parallel_slice_mut(&mut self) -> &mut [T];
+
     /// Non-overlapping mutable pieces of `size` elements, the last
     /// possibly shorter. Panics if `size` is 0.
     fn par_chunks_mut(&mut self, size: usize) -> ChunksMut<'_, T>;
@@ -137,6 +143,40 @@ pub trait ParallelSliceMut<T: Send> {
         K: Ord,
         F: Fn(&T) -> K + Sync;
 
+    /// Sorts by `key`, stable, in parallel, calling `key` once per element
+    /// (`slice::sort_by_cached_key`): the keys are computed in parallel
+    /// and kept, with each element's index, in a buffer as long as the
+    /// slice, which is sorted; the elements are then moved into their
+    /// places in one sequential pass. Worth it over `par_sort_by_key` when
+    /// a key is costly to compute.
+    ///
+    /// ```
+    /// use weft::prelude::*;
+    /// let mut v = [-5i32, 4, 32, -3, 2];
+    /// v.par_sort_by_cached_key(|x| x.to_string());
+    /// assert_eq!(v, [-3, -5, 2, 32, 4]);
+    /// ```
+    fn par_sort_by_cached_key<K, F>(&mut self, key: F)
+    where
+        K: Ord + Send,
+        F: Fn(&T) -> K + Sync,
+    {
+        use super::{IndexedParallelIterator, IntoParallelRefMutIterator, ParallelIterator};
+        let slice = self.as_parallel_slice_mut();
+        if slice.len() < 2 {
+            return;
+        }
+        // The index breaks ties between equal keys, so an unstable sort of
+        // the pairs orders equal elements as they were: stable.
+        let mut order: Vec<(K, usize)> = slice
+            .par_iter_mut()
+            .enumerate()
+            .map(|(index, elem)| (key(elem), index))
+            .collect();
+        order.par_sort_unstable();
+        permute(slice, order.into_iter().map(|(_, from)| from));
+    }
+
     /// Sorts, not stable, in parallel.
     fn par_sort_unstable(&mut self)
     where
@@ -152,9 +192,85 @@ pub trait ParallelSliceMut<T: Send> {
     where
         K: Ord,
         F: Fn(&T) -> K + Sync;
+
+    /// The mutable pieces between the elements for which `separator`
+    /// holds, in order, as `slice::split_mut` gives them: the separators
+    /// in none, and empty pieces included (one for an empty slice).
+    ///
+    /// ```
+    /// use weft::prelude::*;
+    /// let mut v = [3, 1, 0, 5, 4, 2, 0, 7];
+    /// v.par_split_mut(|&x| x == 0).for_each(|piece| piece.sort());
+    /// assert_eq!(v, [1, 3, 0, 2, 4, 5, 0, 7]);
+    /// ```
+    fn par_split_mut<P>(&mut self, separator: P) -> SplitMut<'_, T, P>
+    where
+        P: Fn(&T) -> bool + Sync + Send,
+    {
+        SplitSlices::new(self.as_parallel_slice_mut(), separator)
+    }
+
+    /// The mutable pieces each ended by an element for which `separator`
+    /// holds, that element included, as `slice::split_inclusive_mut`
+    /// gives them (none for an empty slice).
+    ///
+    /// ```
+    /// use weft::prelude::*;
+    /// let mut v = [1, 2, 0, 3, 0, 4];
+    /// v.par_split_inclusive_mut(|&x| x == 0).for_each(|piece| piece.reverse());
+    /// assert_eq!(v, [0, 2, 1, 0, 3, 4]);
+    /// ```
+    fn par_split_inclusive_mut<P>(&mut self, separator: P) -> SplitInclusiveMut<'_, T, P>
+    where
+        P: Fn(&T) -> bool + Sync + Send,
+    {
+        SplitSlices::new(self.as_parallel_slice_mut(), separator)
+    }
+
+    /// The mutable runs of neighbours for which `same(left, right)` holds
+    /// between each two in a row, as `slice::chunk_by_mut` gives them.
+    ///
+    /// ```
+    /// use weft::prelude::*;
+    /// let mut v = [1, 1, 2, 3, 3];
+    /// v.par_chunk_by_mut(|a, b| a == b).for_each(|run| {
+    ///     let len = run.len() as i32;
+    ///     run.iter_mut().for_each(|x| *x *= len);
+    /// });
+    /// assert_eq!(v, [2, 2, 2, 6, 6]);
+    /// ```
+    fn par_chunk_by_mut<F>(&mut self, same: F) -> ChunkByMut<'_, T, F>
+    where
+        F: Fn(&T, &T) -> bool + Sync + Send,
+    {
+        ChunkBySlices::new(self.as_parallel_slice_mut(), same)
+    }
+}
+
+/// Puts into place `i` the element that was at `sources`' `i`-th index, for
+/// every `i`: `sources` is a permutation of the slice's indices. The
+/// elements move by swaps; when place `i` is filled, the element that was
+/// at `sources[i]` may have been swapped away already, to a place before
+/// `i`, whose own entry says where that place's old element went: the
+/// chase ends at an index not below `i`. Every entry is rewritten to where
+/// its element now is, so each chase is short (as in std's
+/// `sort_by_cached_key`, which does the same).
+fn permute<T>(slice: &mut [T], sources: impl Iterator<Item = usize>) {
+    let mut now_at: Vec<usize> = sources.collect();
+    for place in 0..now_at.len() {
+        let mut from = now_at[place];
+        while from < place {
+            from = now_at[from];
+        }
+        now_at[place] = from;
+        slice.swap(place, from);
+    }
 }
 
 impl<T: Send> ParallelSliceMut<T> for [T] {
+    fn as_parallel_slice_mut(&mut self) -> &mut [T] {
+        self
+    }
     fn par_chunks_mut(&mut self, size: usize) -> ChunksMut<'_, T> {
         ChunksMut::new(self, size)
     }
