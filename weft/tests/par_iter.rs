@@ -6464,3 +6464,184 @@ fn walk_tree_drops_its_nodes_once_when_a_closure_panics() {
         },
     );
 }
+
+#[test]
+fn wide_and_char_ranges_against_std() {
+    check("wide_and_char_ranges_against_std", |case| {
+        let ctx = case.to_string();
+        let len = case.len as i128;
+        for start in [
+            i128::MIN,
+            -len / 2,
+            i128::MAX - len,
+            case.rng.between(-1 << 100, 1 << 100),
+        ] {
+            let range = start..start.saturating_add(len);
+            let what = format!("i128 {range:?} ({ctx})");
+            let seq: Vec<i128> = range.clone().collect();
+            assert_eq!(
+                range.clone().into_par_iter().collect::<Vec<_>>(),
+                seq,
+                "{what}"
+            );
+            assert_eq!(range.clone().into_par_iter().count(), seq.len(), "{what}");
+            let inclusive = range.start..=range.end;
+            assert_eq!(
+                inclusive.clone().into_par_iter().collect::<Vec<_>>(),
+                inclusive.collect::<Vec<_>>(),
+                "{what} inclusive"
+            );
+        }
+        let end = u128::MAX - case.rng.below(3) as u128;
+        let range = end - len as u128..end;
+        assert_eq!(
+            range.clone().into_par_iter().collect::<Vec<_>>(),
+            range.clone().collect::<Vec<_>>(),
+            "u128 {range:?} ({ctx})"
+        );
+        let inclusive = range.start..=u128::MAX;
+        assert_eq!(
+            inclusive.clone().into_par_iter().collect::<Vec<_>>(),
+            inclusive.collect::<Vec<_>>(),
+            "u128 up to MAX ({ctx})"
+        );
+        // Longer than a usize can count: cut and searched.
+        let target = len as u128 * 7;
+        assert_eq!(
+            (0..u128::MAX).into_par_iter().find_any(|&x| x == target),
+            Some(target),
+            "(0..u128::MAX) find_any ({ctx})"
+        );
+        // Chars: around the surrogates, and at the top.
+        let at = [
+            0,
+            0xD7FF - case.len as u32 / 2,
+            0xE000,
+            0x10FFFF - case.len as u32,
+        ];
+        for start in at {
+            let start = char::from_u32(start).unwrap_or('\u{E000}');
+            let end = char::from_u32((start as u32 + case.len as u32 + 0x800).min(0x10FFFF))
+                .unwrap_or('\u{E000}');
+            let what = format!("chars {start:?}..{end:?} ({ctx})");
+            let seq: Vec<char> = (start..end).collect();
+            assert_eq!(
+                (start..end).into_par_iter().collect::<Vec<_>>(),
+                seq,
+                "{what}"
+            );
+            assert_eq!((start..end).into_par_iter().len(), seq.len(), "{what} len");
+            let cut = case.rng.below(seq.len() + 2);
+            assert_eq!(
+                (start..end)
+                    .into_par_iter()
+                    .rev()
+                    .skip(cut)
+                    .collect::<Vec<_>>(),
+                seq.iter().rev().skip(cut).copied().collect::<Vec<_>>(),
+                "{what} rev skip({cut})"
+            );
+            assert_eq!(
+                (start..=end).into_par_iter().collect::<Vec<_>>(),
+                (start..=end).collect::<Vec<_>>(),
+                "{what} inclusive"
+            );
+        }
+        assert_eq!(
+            ('\u{10FFF0}'..=char::MAX).into_par_iter().count(),
+            16,
+            "chars up to char::MAX ({ctx})"
+        );
+    });
+}
+
+#[test]
+fn boxed_slices_and_tuples_of_iterators() {
+    check("boxed_slices_and_tuples_of_iterators", |case| {
+        let ctx = case.to_string();
+        let v = case.values(1000);
+        let mut boxed: Box<[u32]> = v.clone().into_boxed_slice();
+        assert_eq!(
+            (&boxed).into_par_iter().copied().collect::<Vec<_>>(),
+            v,
+            "&Box<[T]> ({ctx})"
+        );
+        (&mut boxed).into_par_iter().for_each(|x| *x += 1);
+        assert_eq!(
+            boxed.iter().map(|x| x - 1).collect::<Vec<_>>(),
+            v,
+            "&mut Box<[T]> ({ctx})"
+        );
+        let w = case.other_values(1000);
+        let len = v.len().min(w.len());
+        let seq: Vec<(u32, u32, usize)> = v
+            .iter()
+            .zip(&w)
+            .zip(0..)
+            .map(|((&a, &b), i)| (a, b, i))
+            .collect();
+        assert_eq!(
+            (&v, &w, 0..usize::MAX)
+                .into_par_iter()
+                .map(|(&a, &b, i)| (a, b, i))
+                .collect::<Vec<_>>(),
+            seq,
+            "(&a, &b, range) ({ctx})"
+        );
+        assert_eq!((&v, &w).into_par_iter().len(), len, "len ({ctx})");
+        let mut sums = vec![0; v.len()];
+        (&mut sums, &v, &w)
+            .into_par_iter()
+            .for_each(|(sum, a, b)| *sum = a + b);
+        assert_eq!(
+            sums[..len],
+            seq.iter().map(|&(a, b, _)| a + b).collect::<Vec<_>>(),
+            "(&mut s, &a, &b) ({ctx})"
+        );
+        let mut pair = (v.clone(), w.clone());
+        (&mut pair)
+            .into_par_iter()
+            .for_each(|(a, b)| std::mem::swap(a, b));
+        assert_eq!(pair.0[..len], w[..len], "&mut (a, b) ({ctx})");
+        assert_eq!(
+            (&pair).into_par_iter().map(|(a, b)| a + b).sum::<u32>(),
+            seq.iter().map(|&(a, b, _)| a + b).sum::<u32>(),
+            "&(a, b) ({ctx})"
+        );
+        let twelve = (&v, &v, &v, &v, &v, &v, &v, &v, &v, &v, &v, &w);
+        assert_eq!(
+            twelve
+                .into_par_iter()
+                .map(|t| t.0 + t.11)
+                .collect::<Vec<_>>(),
+            seq.iter().map(|&(a, b, _)| a + b).collect::<Vec<_>>(),
+            "twelve ({ctx})"
+        );
+        assert_eq!((&v,).into_par_iter().count(), v.len(), "one ({ctx})");
+        let target = case.rng.below(len + 1);
+        assert_eq!(
+            (&v, &w, 0..usize::MAX)
+                .into_par_iter()
+                .rev()
+                .position_first(|(_, _, i)| i == target),
+            (0..len).rev().position(|i| i == target),
+            "rev position_first ({ctx})"
+        );
+        // By value: the shorter side's count, every item dropped once.
+        let n = case.len;
+        let m = case.other_len();
+        let (a_drops, a) = tracked(n);
+        let (b_drops, b) = tracked(m);
+        let pairs: Vec<(usize, usize)> = (a, b, 0..n.max(m))
+            .into_par_iter()
+            .map(|(x, y, _)| (x.id, y.id))
+            .collect();
+        assert_eq!(
+            pairs,
+            (0..n.min(m)).map(|i| (i, i)).collect::<Vec<_>>(),
+            "by value ({ctx})"
+        );
+        assert_dropped_once(&a_drops, "multizip a", &ctx);
+        assert_dropped_once(&b_drops, "multizip b", &ctx);
+    });
+}

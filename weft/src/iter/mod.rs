@@ -62,6 +62,7 @@ mod gated;
 mod generators;
 mod indexed;
 mod interleave;
+mod multizip;
 mod partition;
 mod slices;
 mod sort;
@@ -106,6 +107,7 @@ pub use interleave::{
     Interleave, InterleaveIter, InterleaveProducer, InterleaveShortest, Intersperse,
     IntersperseIter, IntersperseProducer,
 };
+pub use multizip::{MultiZip, MultiZipIter, MultiZipProducer};
 pub use partition::Either;
 pub use slices::{
     ArrayWindows, ChunkBy, ChunkByIter, ChunkByMut, ChunkBySlices, ChunkBySlicesProducer,

@@ -23,8 +23,11 @@ pub struct RangeProducer<T> {
     range: Range<T>,
 }
 
-macro_rules! ranges {
-    ($($t:ty),*) => {$(
+/// `ParallelIterator` for the range of `$t`, whose exact length, if
+/// known, `$opt_len` gives.
+macro_rules! range_iterator {
+    ($(#[$doc:meta])* $t:ty, $opt_len:expr) => {
+        $(#[$doc])*
         impl ParallelIterator for RangeIter<$t> {
             type Item = $t;
             type Producer<'a> = RangeProducer<$t>;
@@ -36,9 +39,16 @@ macro_rules! ranges {
                 self.range
             }
             fn opt_len(&self) -> Option<usize> {
-                Some(IndexedParallelIterator::len(self))
+                let opt_len: fn(&Self) -> Option<usize> = $opt_len;
+                opt_len(self)
             }
         }
+    };
+}
+
+macro_rules! ranges {
+    ($($t:ty),*) => {$(
+        range_iterator!($t, |iter| Some(IndexedParallelIterator::len(iter)));
 
         impl RangeInteger for $t {
             fn successor(self) -> Option<$t> {
@@ -76,6 +86,131 @@ macro_rules! ranges {
 
 ranges!(u8, u16, u32, u64, usize, i8, i16, i32, i64, isize);
 
+/// The length of a range of a 128-bit type, or `usize::MAX` for a longer
+/// one: its producers count so, as a chain's longer than `usize::MAX`
+/// do (see `Producer::len`).
+macro_rules! wide_ranges {
+    ($($t:ty),*) => {$(
+        impl RangeProducer<$t> {
+            /// The exact length, if it fits in a `usize`.
+            fn exact_len(range: &Range<$t>) -> Option<usize> {
+                let len = if range.end > range.start {
+                    range.end.wrapping_sub(range.start) as u128
+                } else {
+                    0
+                };
+                usize::try_from(len).ok()
+            }
+        }
+
+        // Not indexed, as rayon's: its length may not fit in a `usize`.
+        range_iterator!($t, |iter| RangeProducer::<$t>::exact_len(&iter.range));
+
+        impl RangeInteger for $t {
+            fn successor(self) -> Option<$t> {
+                self.checked_add(1)
+            }
+        }
+
+        impl Producer for RangeProducer<$t> {
+            type Item = $t;
+            type IntoIter = Range<$t>;
+            fn len(&self) -> usize {
+                RangeProducer::<$t>::exact_len(&self.range).unwrap_or(usize::MAX)
+            }
+            fn split_at(self, index: usize) -> (Self, Self) {
+                // `index <= len`, so the midpoint is within the range.
+                let mid = self.range.start.wrapping_add(index as $t);
+                (
+                    RangeProducer { range: self.range.start..mid },
+                    RangeProducer { range: mid..self.range.end },
+                )
+            }
+            fn into_iter(self) -> Range<$t> {
+                self.range
+            }
+        }
+    )*};
+}
+
+wide_ranges!(u128, i128);
+
+/// The surrogate code points, which are no `char`s: a range of chars that
+/// spans them skips them.
+const SURROGATES: Range<u32> = 0xD800..0xE000;
+
+/// The chars in `start..end`.
+fn char_count(range: &Range<char>) -> usize {
+    let (start, end) = (range.start as u32, range.end as u32);
+    if end <= start {
+        return 0;
+    }
+    let gap = if start < SURROGATES.start && end >= SURROGATES.end {
+        SURROGATES.len() as u32
+    } else {
+        0
+    };
+    (end - start - gap) as usize
+}
+
+range_iterator!(
+    /// `('a'..'z').into_par_iter()`: the chars of a range, the surrogate
+    /// code points skipped, as an indexed iterator (and inclusive ranges
+    /// of chars too).
+    ///
+    /// ```
+    /// use weft::prelude::*;
+    /// let letters: String = ('a'..='e').into_par_iter().collect();
+    /// assert_eq!(letters, "abcde");
+    /// assert_eq!(('\u{D7FF}'..'\u{E001}').into_par_iter().len(), 2);
+    /// ```
+    char, |iter| Some(char_count(&iter.range))
+);
+
+impl IndexedParallelIterator for RangeIter<char> {
+    fn len(&self) -> usize {
+        char_count(&self.range)
+    }
+}
+
+impl RangeInteger for char {
+    fn successor(self) -> Option<char> {
+        if self as u32 + 1 == SURROGATES.start {
+            char::from_u32(SURROGATES.end)
+        } else {
+            char::from_u32(self as u32 + 1)
+        }
+    }
+}
+
+impl Producer for RangeProducer<char> {
+    type Item = char;
+    type IntoIter = Range<char>;
+    fn len(&self) -> usize {
+        char_count(&self.range)
+    }
+    fn split_at(self, index: usize) -> (Self, Self) {
+        // `index <= len`: the midpoint is a char of the range or its end.
+        let start = self.range.start as u32;
+        let mut mid = start + index as u32;
+        if start < SURROGATES.start && mid >= SURROGATES.start {
+            mid += SURROGATES.len() as u32;
+        }
+        let mid = char::from_u32(mid).expect("a char within the range");
+        (
+            RangeProducer {
+                range: self.range.start..mid,
+            },
+            RangeProducer {
+                range: mid..self.range.end,
+            },
+        )
+    }
+    fn into_iter(self) -> Range<char> {
+        self.range
+    }
+}
+
 // One generic impl rather than one per integer type, so that an untyped
 // `(0..n).into_par_iter()` falls back to `i32` as a sequential range does.
 impl<T> IntoParallelIterator for Range<T>
@@ -89,8 +224,10 @@ where
     }
 }
 
-/// The integer types a parallel range runs over (`u8` to `u64`, `usize`,
-/// `i8` to `i64`, `isize`).
+/// The types a parallel range runs over: `u8` to `u128`, `usize`, `i8`
+/// to `i128`, `isize` and `char` (whose ranges skip the surrogate code
+/// points). The ranges of the 128-bit types are not indexed, as rayon's
+/// are not: their lengths may not fit in a `usize`.
 pub trait RangeInteger: Copy + Ord {
     /// The next integer, if the type has one.
     fn successor(self) -> Option<Self>;
@@ -109,7 +246,7 @@ pub trait RangeInteger: Copy + Ord {
 impl<T> IntoParallelIterator for RangeInclusive<T>
 where
     T: RangeInteger + Send,
-    RangeIter<T>: IndexedParallelIterator<Item = T>,
+    RangeIter<T>: ParallelIterator<Item = T>,
 {
     type Item = T;
     type Iter = Chain<RangeIter<T>, OptionIter<T>>;
@@ -167,6 +304,14 @@ impl<'a, T: Sync> IntoParallelIterator for &'a [T] {
 }
 
 impl<'a, T: Sync> IntoParallelIterator for &'a Vec<T> {
+    type Item = &'a T;
+    type Iter = Iter<'a, T>;
+    fn into_par_iter(self) -> Iter<'a, T> {
+        Iter { slice: self }
+    }
+}
+
+impl<'a, T: Sync> IntoParallelIterator for &'a Box<[T]> {
     type Item = &'a T;
     type Iter = Iter<'a, T>;
     fn into_par_iter(self) -> Iter<'a, T> {
@@ -245,6 +390,14 @@ impl<'a, T: Send> IntoParallelIterator for &'a mut [T] {
 }
 
 impl<'a, T: Send> IntoParallelIterator for &'a mut Vec<T> {
+    type Item = &'a mut T;
+    type Iter = IterMut<'a, T>;
+    fn into_par_iter(self) -> IterMut<'a, T> {
+        IterMut { slice: self }
+    }
+}
+
+impl<'a, T: Send> IntoParallelIterator for &'a mut Box<[T]> {
     type Item = &'a mut T;
     type Iter = IterMut<'a, T>;
     fn into_par_iter(self) -> IterMut<'a, T> {
