@@ -4023,6 +4023,33 @@ fn loops_outside_any_pool_run_on_the_global_pool() {
 const EARLY_LEN: usize = 10_000_000;
 const EARLY_MATCH: usize = 1_000;
 
+/// `find_first` stops the pieces past its match: a search of a range far
+/// too long to run returns once the match is in, as `find_any` does.
+/// (Before, every later chunk still ran, each finding it had nothing to
+/// do, and the search of `0..u64::MAX` never returned.)
+#[test]
+fn find_first_over_a_range_too_long_to_run_returns() {
+    for workers in WORKERS {
+        let found = on(workers, || {
+            (0..u64::MAX)
+                .into_par_iter()
+                .find_first(|&x| x % 1_000 == 999)
+        });
+        assert_eq!(found, Some(999), "{workers} workers");
+        let found = on(workers, || {
+            (0..usize::MAX)
+                .into_par_iter()
+                .map(|x| x / 2)
+                .find_first(|&x| x == EARLY_MATCH)
+        });
+        assert_eq!(found, Some(EARLY_MATCH), "{workers} workers, mapped");
+        let found = on(workers, || {
+            (0..u128::MAX).into_par_iter().find_first(|&x| x == 999)
+        });
+        assert_eq!(found, Some(999), "{workers} workers, u128");
+    }
+}
+
 #[test]
 fn any_find_any_position_any_and_all_stop_the_work() {
     // The promise is about work, not time: once a match is found, pieces

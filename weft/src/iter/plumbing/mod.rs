@@ -406,12 +406,18 @@ struct Drive<'c, C> {
 }
 
 impl<C> Drive<'_, C> {
-    fn stopped<T>(&self) -> bool
+    /// Whether the items from base index `offset` on need not run: a piece
+    /// panicked, the answer is known, or the consumer needs nothing from
+    /// there on (`find_first` once it has a match before `offset`). Pieces go left
+    /// to right, so a piece whose rest starts past a match skips it: a
+    /// search of a range too long to run ends at its first chunks past
+    /// the match.
+    fn stopped_at<T>(&self, offset: usize) -> bool
     where
         C: Consumer<T>,
     {
         // Relaxed: a hint to skip work; the panic itself travels by join.
-        self.stop.load(Ordering::Relaxed) || self.consumer.full()
+        self.stop.load(Ordering::Relaxed) || self.consumer.full_from(offset)
     }
 
     fn push<T>(&self, folded: &mut Folded<C::Result>, next: C::Result)
@@ -476,7 +482,7 @@ impl<C> Drive<'_, C> {
         P: Producer,
         C: Consumer<P::Item>,
     {
-        if self.stopped() {
+        if self.stopped_at(offset) {
             return keep(self.consumer.fold(offset, std::iter::empty()), producer);
         }
         if let Some(halves) = budget.split(&producer, migrated) {
@@ -533,7 +539,7 @@ impl<C> Drive<'_, C> {
             self.fold_onto(&mut folded, head, offset);
             offset = at(offset, chunk);
             rest = tail;
-            if self.stopped() {
+            if self.stopped_at(offset) {
                 return keep(self.finish(folded, 0), rest);
             }
             let now = Instant::now();
@@ -589,7 +595,7 @@ impl<C> Drive<'_, C> {
             self.fold_onto(&mut folded, head, offset);
             offset = at(offset, chunk);
             rest = tail;
-            if self.stopped() {
+            if self.stopped_at(offset) {
                 return keep(self.finish(folded, start), rest);
             }
             next = next_chunk(chunk, timer.elapsed(), CHUNK_TARGET);

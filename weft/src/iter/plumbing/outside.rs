@@ -106,7 +106,7 @@ impl<C> Drive<'_, C> {
             };
             let chunk = piece.len();
             self.fold_onto(&mut folded, piece, offset);
-            if self.stopped() {
+            if self.stopped_at(at(offset, chunk)) {
                 break;
             }
             // Relaxed: a size hint for the task.
@@ -295,7 +295,10 @@ impl<P: Producer, C: Consumer<P::Item>> Remote<'_, '_, P, C> {
                 Some(right) => drive.consumer.reduce(part, right),
                 None => part,
             });
-            if drive.stopped() {
+            // A chunk past a match that the caller found (the only one who
+            // could have, left of this chunk): what lies between the two
+            // is past it too.
+            if drive.stopped_at(offset) {
                 break;
             }
             (next, floor) = self.next_wish(chunk, timer.elapsed());
