@@ -4023,6 +4023,12 @@ fn loops_outside_any_pool_run_on_the_global_pool() {
 const EARLY_LEN: usize = 10_000_000;
 const EARLY_MATCH: usize = 1_000;
 
+/// Far enough into a loop that a loop called from outside a pool has
+/// handed its rest to the pool before it gets there: the caller is alone
+/// for microseconds, and 100k items take tens of them even in a release
+/// build.
+const LATE_MATCH: usize = 100_000;
+
 /// `find_first` stops the pieces past its match: a search of a range far
 /// too long to run returns once the match is in, as `find_any` does.
 /// (Before, every later chunk still ran, each finding it had nothing to
@@ -4047,6 +4053,14 @@ fn find_first_over_a_range_too_long_to_run_returns() {
             (0..u128::MAX).into_par_iter().find_first(|&x| x == 999)
         });
         assert_eq!(found, Some(999), "{workers} workers, u128");
+        // A match late enough that, from outside a pool, the pool's task
+        // has joined in first: the rest it shares with the caller is longer
+        // than a `usize` counts, so its back cannot be cut by index.
+        let late = LATE_MATCH as u128;
+        let found = on(workers, || {
+            (0..u128::MAX).into_par_iter().find_first(|&x| x == late)
+        });
+        assert_eq!(found, Some(late), "{workers} workers, u128, a late match");
     }
 }
 

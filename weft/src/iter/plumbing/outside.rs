@@ -73,6 +73,7 @@ impl<C> Drive<'_, C> {
             caller: std::thread::current(),
             caller_share,
             helpers,
+            exact_len: producer.len() < usize::MAX,
             caller_chunk: AtomicUsize::new(0),
         };
         let mut handoff = Handoff::new(&remote);
@@ -196,6 +197,13 @@ where
     /// does from the front, so the two meet where the work, not the item
     /// count, is halved (an unbalanced loop's dear end is the task's).
     helpers: usize,
+    /// Whether the loop's length is exact: a `Producer::len` of
+    /// `usize::MAX` may stand for more (a 128-bit range, a long chain), and
+    /// then the back of the rest cannot be found by index (a "last chunk"
+    /// cut at `len - chunk` would hold nearly all of it, folded without a
+    /// look at a match left of it). Such a loop's task takes its part in
+    /// pieces, cut from the front and run as any worker runs a loop.
+    exact_len: bool,
     /// The caller's last chunk, in items: about `CHUNK_TARGET` of work, so
     /// the task can tell a rest too short to be worth splitting.
     caller_chunk: AtomicUsize,
@@ -278,7 +286,8 @@ impl<P: Producer, C: Consumer<P::Item>> Remote<'_, '_, P, C> {
     }
 
     /// The task's part with one helper: the caller's fold mirrored, a chunk
-    /// at a time from the back, until the two meet.
+    /// at a time from the back, until the two meet (only for a loop of an
+    /// exact length, [`Remote::exact_len`]).
     /// A panic unwinds to `run_rest`.
     fn run_rest_in_chunks(&self) -> Option<C::Result> {
         let drive = self.drive;
@@ -309,7 +318,7 @@ impl<P: Producer, C: Consumer<P::Item>> Remote<'_, '_, P, C> {
     /// Whether the task takes its part a chunk at a time, mirroring the
     /// caller ([`Remote::helpers`]).
     fn in_chunks(&self) -> bool {
-        self.helpers == 1 && self.caller_share
+        self.helpers == 1 && self.caller_share && self.exact_len
     }
 
     /// The next chunk's wish and floor (see `guided`) after a chunk of
