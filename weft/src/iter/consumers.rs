@@ -204,7 +204,14 @@ impl<T, R: Send, F: Fn(T) -> Option<R> + Sync> Consumer<T> for FindFirst<'_, F> 
         if offset > self.best.load(Ordering::Relaxed) {
             return None;
         }
-        let hit = items.by_ref().find_map(self.matches);
+        // Each item looks again: a match found left of this piece since it
+        // started ends it, however long it is (a piece of an unbounded
+        // range need never end otherwise).
+        let left_of_best = |item| (offset <= self.best.load(Ordering::Relaxed)).then_some(item);
+        let hit = items
+            .by_ref()
+            .map_while(left_of_best)
+            .find_map(self.matches);
         if hit.is_some() {
             self.best.fetch_min(offset, Ordering::Relaxed);
         }
