@@ -100,8 +100,8 @@ where
     fn deterministic(&self) -> bool {
         self.base.deterministic()
     }
-    fn keeps_state(&self) -> bool {
-        self.base.keeps_state()
+    fn folds_leaves_whole(&self) -> bool {
+        self.base.folds_leaves_whole()
     }
     fn blocks(&self) -> Option<Blocks> {
         self.base.blocks()
@@ -109,18 +109,19 @@ where
 }
 
 /// Forwards the splitting hints of a producer with one base; with
-/// `keeps_state: true`, a producer whose pieces make a state of their own
-/// (the seeded adapters of stateful.rs) says so whatever its base.
+/// `folds_leaves_whole: true`, a producer whose pieces make a state of
+/// their own (the seeded adapters of stateful.rs) folds its leaves whole
+/// whatever its base.
 macro_rules! forward_hints {
     () => {
         forward_hints!(@lengths);
-        fn keeps_state(&self) -> bool {
-            self.base.keeps_state()
+        fn folds_leaves_whole(&self) -> bool {
+            self.base.folds_leaves_whole()
         }
     };
-    (keeps_state: true) => {
+    (folds_leaves_whole: true) => {
         forward_hints!(@lengths);
-        fn keeps_state(&self) -> bool {
+        fn folds_leaves_whole(&self) -> bool {
             true
         }
     };
@@ -142,7 +143,7 @@ macro_rules! forward_hints {
 
 /// Combines the splitting hints of a producer with two bases, `a` and
 /// `b`, both always present: the stricter bound of each, and either's
-/// `deterministic` and `keeps_state`.
+/// `deterministic` and `folds_leaves_whole`.
 macro_rules! forward_pair_hints {
     () => {
         fn min_len(&self) -> usize {
@@ -154,8 +155,8 @@ macro_rules! forward_pair_hints {
         fn deterministic(&self) -> bool {
             self.a.deterministic() || self.b.deterministic()
         }
-        fn keeps_state(&self) -> bool {
-            self.a.keeps_state() || self.b.keeps_state()
+        fn folds_leaves_whole(&self) -> bool {
+            self.a.folds_leaves_whole() || self.b.folds_leaves_whole()
         }
         fn blocks(&self) -> Option<$crate::iter::plumbing::Blocks> {
             self.a.blocks().or(self.b.blocks())
@@ -834,9 +835,9 @@ where
         self.a.as_ref().is_some_and(Producer::deterministic)
             || self.b.as_ref().is_some_and(Producer::deterministic)
     }
-    fn keeps_state(&self) -> bool {
-        self.a.as_ref().is_some_and(Producer::keeps_state)
-            || self.b.as_ref().is_some_and(Producer::keeps_state)
+    fn folds_leaves_whole(&self) -> bool {
+        self.a.as_ref().is_some_and(Producer::folds_leaves_whole)
+            || self.b.as_ref().is_some_and(Producer::folds_leaves_whole)
     }
 }
 
@@ -1000,8 +1001,8 @@ impl<P: Producer> Producer for HintedProducer<P> {
     fn deterministic(&self) -> bool {
         matches!(self.hint, Hint::Deterministic) || self.base.deterministic()
     }
-    fn keeps_state(&self) -> bool {
-        self.base.keeps_state()
+    fn folds_leaves_whole(&self) -> bool {
+        self.base.folds_leaves_whole()
     }
     fn blocks(&self) -> Option<Blocks> {
         match self.hint {

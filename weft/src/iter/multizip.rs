@@ -132,8 +132,8 @@ macro_rules! multizip {
             fn deterministic(&self) -> bool {
                 false$(|| self.0.$idx.deterministic())+
             }
-            fn keeps_state(&self) -> bool {
-                false$(|| self.0.$idx.keeps_state())+
+            fn folds_leaves_whole(&self) -> bool {
+                false$(|| self.0.$idx.folds_leaves_whole())+
             }
         }
 

@@ -15,9 +15,9 @@
 //! right, empty (0 wide).
 //!
 //! A piece is folded in one go: cutting off a chunk would ask the user's
-//! function again at every chunk, so these producers say they keep a
-//! state (`Producer::keeps_state`), which makes the driver fold a leaf
-//! whole, as rayon folds its leaves.
+//! function again at every chunk, so these producers ask the driver to
+//! fold each leaf whole (`Producer::folds_leaves_whole`), as rayon folds
+//! its leaves.
 
 use super::plumbing::Producer;
 use super::ParallelIterator;
@@ -154,9 +154,9 @@ where
     fn into_iter(self) -> Self::IntoIter {
         self.data.into_iter()
     }
-    fn keeps_state(&self) -> bool {
-        // Not a state, but the same need: a leaf folded whole (see the
-        // module docs), not a chunk, and a cut, at a time.
+    fn folds_leaves_whole(&self) -> bool {
+        // A chunk at a time would be a cut, a call of the user's
+        // function, at a time (see the module docs).
         true
     }
 }

@@ -224,7 +224,7 @@ where
             f: self.f,
         }
     }
-    forward_hints!(keeps_state: true);
+    forward_hints!(folds_leaves_whole: true);
 }
 
 /// The sequential iterator of a [`MapSeeded`] piece: its items mapped
@@ -303,7 +303,7 @@ where
     fn into_iter(self) -> Self::IntoIter {
         std::iter::once(self.base.into_iter().fold(self.seed.state(), self.f))
     }
-    forward_hints!(keeps_state: true);
+    forward_hints!(folds_leaves_whole: true);
 }
 
 // ---------------------------------------------- try_fold, try_fold_with
@@ -384,5 +384,5 @@ where
     fn into_iter(self) -> Self::IntoIter {
         std::iter::once(try_fold(self.base.into_iter(), self.seed.state(), self.f))
     }
-    forward_hints!(keeps_state: true);
+    forward_hints!(folds_leaves_whole: true);
 }

@@ -276,7 +276,7 @@ where
         let children_of = self.children_of;
         self.into_walk(children_of)
     }
-    fn keeps_state(&self) -> bool {
+    fn folds_leaves_whole(&self) -> bool {
         // A leaf folded whole, as `split`'s (see splitter.rs).
         true
     }
@@ -300,7 +300,7 @@ where
         let children_of = self.children_of;
         self.into_walk(children_of)
     }
-    fn keeps_state(&self) -> bool {
+    fn folds_leaves_whole(&self) -> bool {
         // A leaf folded whole, as `split`'s (see splitter.rs).
         true
     }

@@ -35,9 +35,10 @@
 //! and a balanced one pays a clock read per chunk.
 //!
 //! A leaf whose producer keeps a state per piece (`fold`'s accumulator,
-//! `map_init`'s scratch value: `Producer::keeps_state`) is folded in one go
-//! instead, as rayon folds every leaf: each chunk would make a state of its
-//! own for the consumer to merge. Where a leaf is folded a chunk at a time,
+//! `map_init`'s scratch value), or whose cuts run the user's code (`split`,
+//! `walk_tree`), is folded in one go instead, as rayon folds every leaf
+//! (`Producer::folds_leaves_whole`): each chunk would make a state of its
+//! own for the consumer to merge, or call the user's splitter again. Where a leaf is folded a chunk at a time,
 //! a consumer that builds a value (a `collect`'s `Vec`) goes on with the
 //! value of the chunk before (`Consumer::fold_more`) rather than building
 //! one a chunk.
@@ -59,7 +60,7 @@
 //! demand, and a loop called from outside a pool goes into it whole: the
 //! split tree then depends only on the input's length and the worker
 //! count, so a floating-point reduction gives the same bits on every run.
-//! A loop whose pieces keep a state goes into the pool whole too.
+//! A loop whose leaves fold whole goes into the pool whole too.
 //!
 //! # From outside a pool
 //!
@@ -130,12 +131,17 @@ pub trait Producer: Send + Sized {
         false
     }
 
-    /// Whether each piece folded makes a state of its own (`fold`'s
-    /// accumulator, `map_init`'s scratch value). The driver then folds a
-    /// leaf in one go instead of a chunk at a time, as every chunk would
-    /// make a state and the consumer then merge it: per chunk of a few
-    /// microseconds, a word count's maps would cost more than its words.
-    fn keeps_state(&self) -> bool {
+    /// Whether the driver must fold each leaf in one go rather than a
+    /// chunk at a time, for one of two reasons. Each piece folded makes a
+    /// state of its own (`fold`'s accumulator, `map_init`'s scratch
+    /// value): every chunk would make a state for the consumer to merge,
+    /// and per chunk of a few microseconds a word count's maps would cost
+    /// more than its words. Or cutting a piece runs the user's code
+    /// (`split`'s and `walk_tree`'s functions), which a chunk at a time
+    /// would call again at every chunk. Such a loop called from outside a
+    /// pool goes into the pool whole, as the caller's chunks would be
+    /// leaves too.
+    fn folds_leaves_whole(&self) -> bool {
         false
     }
 
@@ -244,17 +250,13 @@ where
     if let Some(blocks) = producer.blocks() {
         return drive_blocks(producer, consumer, blocks);
     }
-    let stop = AtomicBool::new(false);
-    let drive = Drive {
-        consumer,
-        stop: &stop,
-        shared: AtomicBool::new(false),
-    };
+    let drive = Drive::new(consumer);
     // A deterministic loop's pieces must not depend on timing, which the
     // caller's chunks from outside a pool do: it goes into the pool whole.
-    // So does a loop whose pieces keep a state (`keeps_state`), which the
-    // caller's chunks would make once each.
-    if producer.deterministic() || producer.keeps_state() {
+    // So does a loop whose leaves fold whole (`folds_leaves_whole`): the
+    // caller's chunks would each be a leaf, a state or a splitter's call
+    // each.
+    if producer.deterministic() || producer.folds_leaves_whole() {
         return crate::api::global::in_worker(|| {
             let budget = Budget::new(&producer);
             drive.run(producer, 0, budget, false)
@@ -285,12 +287,7 @@ where
         let (block, tail) = rest.split_at(len);
         rest = tail;
         let result = crate::api::global::in_worker(|| {
-            let stop = AtomicBool::new(false);
-            let drive = Drive {
-                consumer,
-                stop: &stop,
-                shared: AtomicBool::new(false),
-            };
+            let drive = Drive::new(consumer);
             let budget = Budget::new(&block);
             drive.run(block, done, budget, false)
         });
@@ -399,13 +396,23 @@ struct Drive<'c, C> {
     consumer: &'c C,
     /// Set when a piece panicked: the others stop, and the panic goes on
     /// to the caller once they have.
-    stop: &'c AtomicBool,
+    stop: AtomicBool,
     /// Set when a piece ran on a worker other than the one that split it
     /// off: the pool took part in the loop.
     shared: AtomicBool,
 }
 
-impl<C> Drive<'_, C> {
+impl<'c, C> Drive<'c, C> {
+    /// The driver of one loop (or of one block of one) through
+    /// `consumer`.
+    fn new(consumer: &'c C) -> Self {
+        Drive {
+            consumer,
+            stop: AtomicBool::new(false),
+            shared: AtomicBool::new(false),
+        }
+    }
+
     /// Whether the items from base index `offset` on need not run: a piece
     /// panicked, the answer is known, or the consumer needs nothing from
     /// there on (`find_first` once it has a match before `offset`). Pieces go left
@@ -521,7 +528,7 @@ impl<C> Drive<'_, C> {
             // Nobody to share it with: a pool's one worker runs every piece.
             return self.fold_piece(producer, 0);
         }
-        if producer.len() < HANDOFF_MIN_ITEMS || producer.keeps_state() {
+        if producer.len() < HANDOFF_MIN_ITEMS || producer.folds_leaves_whole() {
             return self.run(producer, 0, budget, false);
         }
         let mut folded = Folded(None);
@@ -569,7 +576,7 @@ impl<C> Drive<'_, C> {
         P: Producer,
         C: Consumer<P::Item>,
     {
-        if budget.deterministic || rest.keeps_state() {
+        if budget.deterministic || rest.folds_leaves_whole() {
             // Chunk borders follow the clock, and a floating-point fold of
             // two chunks differs from the fold of both in one go; a state
             // per chunk costs more than the chunks' balance saves.
