@@ -4061,6 +4061,16 @@ fn find_first_over_a_range_too_long_to_run_returns() {
             (0..u128::MAX).into_par_iter().find_first(|&x| x == late)
         });
         assert_eq!(found, Some(late), "{workers} workers, u128, a late match");
+        // A deterministic loop folds each leaf in one go: a leaf right of
+        // the match, as long as the range, ends at its next item once the
+        // match is known.
+        let found = on(workers, || {
+            (0..u128::MAX)
+                .into_par_iter()
+                .deterministic()
+                .find_first(|&x| x == late)
+        });
+        assert_eq!(found, Some(late), "{workers} workers, u128, deterministic");
     }
 }
 
