@@ -6696,3 +6696,22 @@ fn boxed_slices_and_tuples_of_iterators() {
         assert_dropped_once(&b_drops, "multizip b", &ctx);
     });
 }
+
+/// A loop of few items whose items block their threads (a sleep, not a
+/// weft wait) hands its halves to other workers without forcing any: an
+/// owner asleep in its item could answer no request, and a forced steal
+/// costs two process-wide barriers. Every item still runs once, on as many
+/// workers as there are items.
+#[test]
+fn a_loop_of_few_sleeping_items_forces_no_steal() {
+    let pool = Pool::builder().workers(4).build().expect("pool");
+    let ran = AtomicUsize::new(0);
+    pool.install(|| {
+        (0..8).into_par_iter().for_each(|_| {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+            ran.fetch_add(1, Ordering::Relaxed);
+        });
+    });
+    assert_eq!(ran.load(Ordering::Relaxed), 8);
+    assert_eq!(pool.stats().total().join_halves_forced, 0);
+}

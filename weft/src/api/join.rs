@@ -80,13 +80,39 @@ where
     RA: Send,
     RB: Send,
 {
+    join_context_with(a, b, false)
+}
+
+/// [`join_context`] with `b` on the worker's local queue, where a thief
+/// takes it without asking (sched/fork.rs, `join_on_queued`): for halves
+/// whose first half may block its thread.
+pub(crate) fn join_context_queued<A, B, RA, RB>(a: A, b: B) -> (RA, RB)
+where
+    A: FnOnce(FnContext) -> RA + Send,
+    B: FnOnce(FnContext) -> RB + Send,
+    RA: Send,
+    RB: Send,
+{
+    join_context_with(a, b, true)
+}
+
+/// Both of the above: `b` on the join stack, or with `queued` on the local
+/// queue.
+#[inline(always)]
+fn join_context_with<A, B, RA, RB>(a: A, b: B, queued: bool) -> (RA, RB)
+where
+    A: FnOnce(FnContext) -> RA + Send,
+    B: FnOnce(FnContext) -> RB + Send,
+    RA: Send,
+    RB: Send,
+{
     let a = |migrated| a(FnContext { migrated });
     let b = |migrated| b(FnContext { migrated });
     match WorkerThread::current() {
-        Some(worker) => fork::join_on(worker, a, b, false),
+        Some(worker) => fork::join_on(worker, a, b, false, queued),
         None => crate::api::on_workers::install(&crate::api::global::free_function_pool(), || {
             let worker = WorkerThread::current().expect("install runs on a worker");
-            fork::join_on(worker, a, b, true)
+            fork::join_on(worker, a, b, true, queued)
         }),
     }
 }

@@ -10,6 +10,13 @@
 //! pushes") and take it by asking the owner or, after a bounded wait, by
 //! force, so a long first half never keeps its second half from an idle
 //! worker (the serialization of heartbeat schedulers).
+//!
+//! With `queued`, [`join_on`] puts the second closure on the worker's
+//! local queue instead, the path a full join stack takes: thieves take it
+//! from there without asking and without the barrier of a forced steal,
+//! at the cost of the queue's fences. For halves whose first half may
+//! block its thread (the items of a parallel loop of few items, each of
+//! which may sleep), where a join stack's owner could answer nobody.
 
 use std::panic::{self, AssertUnwindSafe};
 
@@ -22,9 +29,16 @@ use crate::sched::worker::WorkerThread;
 /// results; each closure is told whether it migrated (`join_context`):
 /// `injected` when the call came from outside the pool (both count as
 /// migrated then), and `b` also when it ran as a job taken from a queue.
-/// Panics as `join` documents.
+/// `b` goes on the worker's join stack, or with `queued` on its local
+/// queue (see the module docs). Panics as `join` documents.
 #[inline(always)]
-pub(crate) fn join_on<A, B, RA, RB>(worker: &WorkerThread, a: A, b: B, injected: bool) -> (RA, RB)
+pub(crate) fn join_on<A, B, RA, RB>(
+    worker: &WorkerThread,
+    a: A,
+    b: B,
+    injected: bool,
+    queued: bool,
+) -> (RA, RB)
 where
     A: FnOnce(bool) -> RA + Send,
     B: FnOnce(bool) -> RB + Send,
@@ -32,10 +46,20 @@ where
     RB: Send,
 {
     let job_b = StackJob::new(b, OwnerLatch::for_worker(worker));
-    // SAFETY: `job_b` stays in this frame until it is popped back unrun or its
-    // latch is set: every path below ends in one of the two before returning,
-    // including the path where `a` panics.
-    let index = unsafe { worker.push_join(job_b.as_job_ref()) };
+    let index = if queued {
+        // SAFETY: `job_b` stays in this frame until it is reclaimed unrun
+        // from the local queue or its latch is set: every path below ends
+        // in one of the two before returning, including the path where `a`
+        // panics, as for a half that a full join stack refused.
+        let job_ref = unsafe { job_b.as_job_ref() };
+        worker.push_uncounted(job_ref);
+        None
+    } else {
+        // SAFETY: `job_b` stays in this frame until it is popped back unrun
+        // or its latch is set: every path below ends in one of the two
+        // before returning, including the path where `a` panics.
+        unsafe { worker.push_join(job_b.as_job_ref()) }
+    };
     let result_a = panic::catch_unwind(AssertUnwindSafe(|| a(injected)));
     let reclaimed = match index {
         Some(index) if worker.pop_join(index) => {

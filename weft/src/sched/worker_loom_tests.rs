@@ -237,7 +237,7 @@ fn joining(
     let runs = Arc::clone(runs);
     move || {
         let worker = WorkerThread::current().expect("a task runs on a worker");
-        join_on(worker, |_| a(), |_| b(), false);
+        join_on(worker, |_| a(), |_| b(), false, false);
         runs.record();
     }
 }
@@ -295,7 +295,7 @@ fn both_halves_under_a_blocked_first_half_are_taken_by_the_other_worker() {
             &runs,
             move || {
                 let worker = WorkerThread::current().expect("a task runs on a worker");
-                join_on(worker, |_| waiting.wait_for(2), |_| inner_b(), false);
+                join_on(worker, |_| waiting.wait_for(2), |_| inner_b(), false, false);
             },
             counted(&runs),
         ));

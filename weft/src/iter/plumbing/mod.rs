@@ -24,7 +24,11 @@
 //! `workers * log2(workers)` times, whatever its length; an unbalanced one
 //! keeps splitting where thieves keep finding work; a loop over a few slow
 //! elements splits down to single elements, one per worker. Pieces never
-//! split below `with_min_len` nor stay above `with_max_len`.
+//! split below `with_min_len` nor stay above `with_max_len`. The halves of
+//! a loop of few items (under `HANDOFF_MIN_ITEMS`) go on the worker's
+//! local queue rather than its join stack (`join_context_queued`): each
+//! item may block its thread, and a thief then takes a half without
+//! asking an owner who could not answer.
 //!
 //! A piece that stops splitting (a *leaf*) is folded a chunk at a time,
 //! each chunk sized to take a few microseconds (`CHUNK_TARGET`), and
@@ -348,6 +352,12 @@ struct Budget {
     /// The worker count the budget is reset to on migration.
     workers: usize,
     deterministic: bool,
+    /// A loop of few items (under `HANDOFF_MIN_ITEMS`), each of which may
+    /// be slow or block its thread: its halves go where a thief takes them
+    /// without asking (`join_context_queued`), since an owner whose item
+    /// sleeps answers nobody, and a forced steal costs two `membarrier`
+    /// calls (docs/PARALLEL.md).
+    few_items: bool,
 }
 
 impl Budget {
@@ -357,6 +367,7 @@ impl Budget {
             splits: workers,
             workers,
             deterministic: producer.deterministic(),
+            few_items: producer.len() < HANDOFF_MIN_ITEMS,
         }
     }
 
@@ -495,16 +506,19 @@ impl<'c, C> Drive<'c, C> {
         if let Some(halves) = budget.split(&producer, migrated) {
             let mid = producer.len() / 2;
             let (left, right) = producer.split_at(mid);
-            let (left, right) = crate::join_context(
-                |ctx| self.run(left, offset, halves, ctx.migrated()),
-                |ctx| {
-                    if ctx.migrated() {
-                        // Relaxed: a hint read after the loop's joins.
-                        self.shared.store(true, Ordering::Relaxed);
-                    }
-                    self.run(right, at(offset, mid), halves, ctx.migrated())
-                },
-            );
+            let run_left = |ctx: crate::FnContext| self.run(left, offset, halves, ctx.migrated());
+            let run_right = |ctx: crate::FnContext| {
+                if ctx.migrated() {
+                    // Relaxed: a hint read after the loop's joins.
+                    self.shared.store(true, Ordering::Relaxed);
+                }
+                self.run(right, at(offset, mid), halves, ctx.migrated())
+            };
+            let (left, right) = if budget.few_items {
+                crate::api::join::join_context_queued(run_left, run_right)
+            } else {
+                crate::join_context(run_left, run_right)
+            };
             return self.consumer.reduce(left, right);
         }
         self.leaf(producer, offset, budget)
