@@ -83,23 +83,11 @@ where
     join_context_with(a, b, false)
 }
 
-/// [`join_context`] with `b` on the worker's local queue, where a thief
-/// takes it without asking (sched/fork.rs, `join_on_queued`): for halves
-/// whose first half may block its thread.
-pub(crate) fn join_context_queued<A, B, RA, RB>(a: A, b: B) -> (RA, RB)
-where
-    A: FnOnce(FnContext) -> RA + Send,
-    B: FnOnce(FnContext) -> RB + Send,
-    RA: Send,
-    RB: Send,
-{
-    join_context_with(a, b, true)
-}
-
-/// Both of the above: `b` on the join stack, or with `queued` on the local
-/// queue.
+/// [`join_context`], with `b` on the worker's join stack, or with `queued`
+/// on its local queue, where a thief takes it without asking
+/// (sched/fork.rs): for halves whose first half may block its thread.
 #[inline(always)]
-fn join_context_with<A, B, RA, RB>(a: A, b: B, queued: bool) -> (RA, RB)
+pub(crate) fn join_context_with<A, B, RA, RB>(a: A, b: B, queued: bool) -> (RA, RB)
 where
     A: FnOnce(FnContext) -> RA + Send,
     B: FnOnce(FnContext) -> RB + Send,

@@ -52,7 +52,9 @@
 //!    worker, must not deadlock), stolen (the thief runs it), or shared
 //!    (pushed onto the owner's local queue, where it is a task like any
 //!    other, reclaimed or stolen by the rules of worker/). A full stack
-//!    refuses the push and `join` takes the queue path instead.
+//!    refuses the push and `join` takes the queue path instead, as a
+//!    `queued` join (fork.rs) does from the start; that half never enters
+//!    the join stack, so nothing here concerns it.
 //!
 //!    The owner's `join` frames are nested, so the halves above a frame's
 //!    own were pushed by its first half and were taken back before it

@@ -24,11 +24,11 @@
 //! `workers * log2(workers)` times, whatever its length; an unbalanced one
 //! keeps splitting where thieves keep finding work; a loop over a few slow
 //! elements splits down to single elements, one per worker. Pieces never
-//! split below `with_min_len` nor stay above `with_max_len`. The halves of
-//! a loop of few items (under `HANDOFF_MIN_ITEMS`) go on the worker's
-//! local queue rather than its join stack (`join_context_queued`): each
-//! item may block its thread, and a thief then takes a half without
-//! asking an owner who could not answer.
+//! split below `with_min_len` nor stay above `with_max_len`. The halves
+//! of a loop of few items (under `HANDOFF_MIN_ITEMS`) go on the worker's
+//! local queue rather than its join stack (`join_context_with`,
+//! `queued`): each item may block its thread, and a thief then takes a
+//! half without asking an owner who could not answer.
 //!
 //! A piece that stops splitting (a *leaf*) is folded a chunk at a time,
 //! each chunk sized to take a few microseconds (`CHUNK_TARGET`), and
@@ -39,10 +39,11 @@
 //! and a balanced one pays a clock read per chunk.
 //!
 //! A leaf whose producer keeps a state per piece (`fold`'s accumulator,
-//! `map_init`'s scratch value), or whose cuts run the user's code (`split`,
-//! `walk_tree`), is folded in one go instead, as rayon folds every leaf
-//! (`Producer::folds_leaves_whole`): each chunk would make a state of its
-//! own for the consumer to merge, or call the user's splitter again. Where a leaf is folded a chunk at a time,
+//! `map_init`'s scratch value), or whose cuts run the user's code
+//! (`split`, `walk_tree`), is folded in one go instead, as rayon folds
+//! every leaf (`Producer::folds_leaves_whole`): each chunk would make a
+//! state of its own for the consumer to merge, or call the user's
+//! splitter again. Where a leaf is folded a chunk at a time,
 //! a consumer that builds a value (a `collect`'s `Vec`) goes on with the
 //! value of the chunk before (`Consumer::fold_more`) rather than building
 //! one a chunk.
@@ -329,6 +330,14 @@ const FIRST_CHUNK: usize = 1;
 /// slow, and a slow first item must not delay the others.
 const HANDOFF_MIN_ITEMS: usize = 64;
 
+/// Whether `producer` is a loop of few items (under [`HANDOFF_MIN_ITEMS`]),
+/// each of which may be slow or block its thread: handed over at once from
+/// outside a pool, split at once on a worker, its halves on the local
+/// queue (the rule, in one place).
+fn few_items<P: Producer>(producer: &P) -> bool {
+    producer.len() < HANDOFF_MIN_ITEMS
+}
+
 /// How long the calling thread works alone on a long loop (of at least
 /// [`HANDOFF_MIN_ITEMS`]) before other threads are asked in: from outside a
 /// pool, about the cost of the wake it may save; on a worker, about what a
@@ -354,8 +363,8 @@ struct Budget {
     deterministic: bool,
     /// A loop of few items (under `HANDOFF_MIN_ITEMS`), each of which may
     /// be slow or block its thread: its halves go where a thief takes them
-    /// without asking (`join_context_queued`), since an owner whose item
-    /// sleeps answers nobody, and a forced steal costs two `membarrier`
+    /// without asking (`join_context_with`, `queued`), since an owner whose
+    /// item sleeps answers nobody, and a forced steal costs two `membarrier`
     /// calls (docs/PARALLEL.md).
     few_items: bool,
 }
@@ -367,7 +376,7 @@ impl Budget {
             splits: workers,
             workers,
             deterministic: producer.deterministic(),
-            few_items: producer.len() < HANDOFF_MIN_ITEMS,
+            few_items: few_items(producer),
         }
     }
 
@@ -506,19 +515,17 @@ impl<'c, C> Drive<'c, C> {
         if let Some(halves) = budget.split(&producer, migrated) {
             let mid = producer.len() / 2;
             let (left, right) = producer.split_at(mid);
-            let run_left = |ctx: crate::FnContext| self.run(left, offset, halves, ctx.migrated());
-            let run_right = |ctx: crate::FnContext| {
-                if ctx.migrated() {
-                    // Relaxed: a hint read after the loop's joins.
-                    self.shared.store(true, Ordering::Relaxed);
-                }
-                self.run(right, at(offset, mid), halves, ctx.migrated())
-            };
-            let (left, right) = if budget.few_items {
-                crate::api::join::join_context_queued(run_left, run_right)
-            } else {
-                crate::join_context(run_left, run_right)
-            };
+            let (left, right) = crate::api::join::join_context_with(
+                |ctx| self.run(left, offset, halves, ctx.migrated()),
+                |ctx| {
+                    if ctx.migrated() {
+                        // Relaxed: a hint read after the loop's joins.
+                        self.shared.store(true, Ordering::Relaxed);
+                    }
+                    self.run(right, at(offset, mid), halves, ctx.migrated())
+                },
+                budget.few_items,
+            );
             return self.consumer.reduce(left, right);
         }
         self.leaf(producer, offset, budget)
@@ -542,7 +549,7 @@ impl<'c, C> Drive<'c, C> {
             // Nobody to share it with: a pool's one worker runs every piece.
             return self.fold_piece(producer, 0);
         }
-        if producer.len() < HANDOFF_MIN_ITEMS || producer.folds_leaves_whole() {
+        if few_items(&producer) || producer.folds_leaves_whole() {
             return self.run(producer, 0, budget, false);
         }
         let mut folded = Folded(None);

@@ -29,7 +29,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use super::{at, chunk_len, next_chunk, Budget, Consumer, Drive, Folded, Producer};
-use super::{ALONE_FOR, CHUNK_TARGET, FIRST_CHUNK, HANDOFF_MIN_ITEMS, LINGER};
+use super::{few_items, ALONE_FOR, CHUNK_TARGET, FIRST_CHUNK, LINGER};
 use crate::facade::lock;
 use crate::sched::unwind::drop_contained;
 
@@ -62,7 +62,7 @@ impl<C> Drive<'_, C> {
         P: Producer,
         C: Consumer<P::Item>,
     {
-        let short = producer.len() < HANDOFF_MIN_ITEMS;
+        let short = few_items(&producer);
         let (caller_share, helpers) =
             shares(short, crate::current_num_threads(), available_cores());
         let remote = Remote {
