@@ -27,11 +27,18 @@
 //! sees everything B did before its call.
 //!
 //! Where the call is missing (another OS, an old kernel, a sandbox that
-//! forbids it, and under loom and Miri, which cannot run system calls) both
-//! functions are a SeqCst fence, the symmetric pairing the argument falls
-//! back to. The choice is made once, before the first pool starts a thread
-//! ([`init`]), and never changes: every `light` pairs with a `heavy` of the
-//! same kind.
+//! forbids it) `heavy` is a SeqCst fence, which pairs with no compiler
+//! fence: there the join stacks hold nothing ([`join_stacks_hold_halves`]
+//! is false, so every `join` puts its second half on the local queue, whose
+//! own fences need no pairing), and `light` is never part of a pairing. The
+//! choice is made once, before the first pool starts a thread ([`init`]),
+//! and never changes. Under loom and Miri, which cannot run system calls,
+//! `light` is a SeqCst fence as `heavy` is: the symmetric pairing the
+//! argument falls back to, so the models run the join stacks with it.
+//!
+//! `light` itself tests no mode: it runs twice on every `join`, and the
+//! test (a load, a compare and a branch) was a tenth of an unstolen join's
+//! instructions (docs/TUNING.md, "join: the mode test and other trims").
 //!
 //! Cost, measured on the 2-core VM of docs/TUNING.md: a `heavy` is about
 //! 0.1 us while no other thread of the process runs, and 14 us while one
@@ -77,19 +84,28 @@ pub(crate) fn is_asymmetric() -> bool {
     MODE.load(Ordering::Relaxed) == ASYMMETRIC
 }
 
-/// The hot side's fence: a compiler fence in the asymmetric mode, which
-/// keeps the compiler from moving the accesses around it; the processor may
-/// still reorder a store with a later load, which the other side's
-/// [`heavy`] accounts for.
+/// The hot side's fence: a compiler fence, which keeps the compiler from
+/// moving the accesses around it; the processor may still reorder a store
+/// with a later load, which the other side's [`heavy`] accounts for in the
+/// asymmetric mode (in the symmetric one nothing relies on this fence:
+/// [`join_stacks_hold_halves`]). Under loom and Miri a SeqCst fence.
 #[inline(always)]
 pub(crate) fn light() {
-    // Relaxed: MODE is written once, before any thread that calls this
-    // started (see `init`).
-    if MODE.load(Ordering::Relaxed) == ASYMMETRIC {
-        std::sync::atomic::compiler_fence(Ordering::SeqCst);
-    } else {
-        fence(Ordering::SeqCst);
-    }
+    #[cfg(not(any(loom, miri)))]
+    std::sync::atomic::compiler_fence(Ordering::SeqCst);
+    #[cfg(any(loom, miri))]
+    fence(Ordering::SeqCst);
+}
+
+/// Whether a `light` on one thread pairs with a `heavy` on another, so that
+/// the join stacks may hold halves (join_stack.rs). False only in the
+/// symmetric mode outside loom and Miri, where `light` is a compiler fence
+/// and `heavy` a hardware one. Decided by [`init`], which every pool's
+/// build runs before it makes its join stacks.
+pub(crate) fn join_stacks_hold_halves() -> bool {
+    // Relaxed: written once by `init`, earlier on this thread or before this
+    // thread started.
+    cfg!(any(loom, miri)) || MODE.load(Ordering::Relaxed) == ASYMMETRIC
 }
 
 /// The rare side's fence: returns once every running thread of the process

@@ -67,6 +67,11 @@
 //!    take from the top (sleep.rs, "Join stacks": rule *covered-stack*,
 //!    with the second barrier of a forced steal).
 //!
+//! Where the process has no asymmetric barrier (barrier.rs), the owner's
+//! light fence pairs with nothing, so the stack holds no half at all: every
+//! push is refused, and `join` takes the local queue, whose own fences
+//! carry the argument.
+//!
 //! Sizes: [`CAPACITY`] halves of two words, 4 KiB per seat. Join nesting is
 //! the depth of the recursion, and divide-and-conquer rarely nests past 64;
 //! deeper nesting spills to the local queue, still correct, only slower.
@@ -110,6 +115,11 @@ pub(crate) struct JoinStack {
     /// An array of known length, so that indexing it needs no bounds check
     /// (two fewer instructions per push and per pop than a slice).
     slots: Box<[Slot; CAPACITY]>,
+    /// Halves the stack takes before it refuses a push: [`CAPACITY`], or
+    /// none where the owner's light fence pairs with nothing
+    /// ([`barrier::join_stacks_hold_halves`]), so that every `join` there
+    /// takes the local queue. The room check compares with it either way.
+    limit: usize,
 }
 
 /// Where [`JoinStack::push`] put a half.
@@ -130,7 +140,20 @@ fn distance(from: usize, to: usize) -> isize {
 }
 
 impl JoinStack {
+    /// An empty stack. Made after `barrier::init` (the registry's build
+    /// runs it first), which decides whether the stack may hold halves.
     pub(crate) fn new() -> JoinStack {
+        JoinStack::with_limit(if barrier::join_stacks_hold_halves() {
+            CAPACITY
+        } else {
+            0
+        })
+    }
+
+    /// An empty stack that holds at most `limit` halves (at most
+    /// [`CAPACITY`]).
+    fn with_limit(limit: usize) -> JoinStack {
+        debug_assert!(limit <= CAPACITY);
         let slot = || Slot {
             data: AtomicPtr::new(std::ptr::null_mut()),
             run: AtomicPtr::new(std::ptr::null_mut()),
@@ -146,6 +169,7 @@ impl JoinStack {
                 .collect::<Box<[Slot]>>()
                 .try_into()
                 .unwrap_or_else(|_| unreachable!("CAPACITY slots were made")),
+            limit,
         }
     }
 
@@ -169,7 +193,7 @@ impl JoinStack {
         // the real one, so the room check errs on the side of "full".
         let bottom = self.bottom.load(Ordering::Relaxed);
         let top = self.top_end.top.load(Ordering::Relaxed);
-        if distance(top, bottom) >= CAPACITY as isize {
+        if distance(top, bottom) >= self.limit as isize {
             return Err(job);
         }
         // SAFETY: forwarded from this function's contract.
@@ -344,5 +368,60 @@ impl JoinStack {
             return true;
         }
         false
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    /// A half whose words are a marker address, never run; `id` is not 0
+    /// (a function pointer is never null).
+    fn half(id: usize) -> JobRef {
+        assert_ne!(id, 0);
+        // SAFETY: never run; the tests compare the data word only.
+        unsafe { JobRef::from_stack_words(id as *mut (), id as *mut ()) }
+    }
+
+    fn id_of(job: JobRef) -> usize {
+        // SAFETY: made by `half`, whose data word is a pointer.
+        unsafe { job.into_stack_words() }.0 as usize
+    }
+
+    #[test]
+    fn a_stack_without_room_refuses_every_push_and_gives_the_half_back() {
+        let stack = JoinStack::with_limit(0);
+        for id in 1..4 {
+            // SAFETY: this thread is the owner; the data word is a pointer.
+            match unsafe { stack.push(half(id)) } {
+                Ok(_) => panic!("a stack of no room took a half"),
+                Err(job) => assert_eq!(id_of(job), id),
+            }
+        }
+        assert!(stack.is_empty());
+        assert!(stack.pop_newest().is_none());
+    }
+
+    #[test]
+    fn a_full_stack_refuses_the_next_push_and_pops_back_in_order() {
+        let stack = JoinStack::with_limit(CAPACITY);
+        let mut indexes = Vec::new();
+        for id in 1..=CAPACITY {
+            // SAFETY: as above.
+            match unsafe { stack.push(half(id)) } {
+                Ok(pushed) => {
+                    assert_eq!(pushed.alone, id == 1);
+                    indexes.push(pushed.index);
+                }
+                Err(_) => panic!("refused with room left"),
+            }
+        }
+        // SAFETY: as above.
+        // SAFETY: as above.
+        assert!(unsafe { stack.push(half(CAPACITY + 1)) }.is_err());
+        for index in indexes.into_iter().rev() {
+            assert!(stack.pop(index), "every half comes back unstolen");
+        }
+        assert!(stack.is_empty());
     }
 }

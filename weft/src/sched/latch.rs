@@ -27,11 +27,12 @@ pub(crate) trait Latch {
 
 /// Who waits on an [`OwnerLatch`].
 enum Owner {
-    /// A worker that helps while it waits. The pointer is to the worker's own
-    /// `Arc<Registry>`, alive at least until the latch is set.
+    /// A worker that helps while it waits, alive at least until the latch
+    /// is set (the owner waits for it). One pointer rather than its
+    /// registry and index: `join` builds a latch on every call, and the
+    /// setter, which runs once per stolen half, reads the two itself.
     Worker {
-        registry: *const Arc<Registry>,
-        index: usize,
+        worker: *const WorkerThread,
         /// The fiber the owner's task runs on, null if none: its cell,
         /// alive while the owner waits (fiber.rs).
         fiber: *const FiberCell,
@@ -46,9 +47,10 @@ pub(crate) struct OwnerLatch {
     owner: Owner,
 }
 
-// SAFETY: the raw registry pointer is only dereferenced while the owner waits
-// (before `done` is published), when the `Arc` it points to is alive; the rest
-// is `Sync` already.
+// SAFETY: the raw worker pointer is only dereferenced while the owner waits
+// (before `done` is published), when the worker it points to is alive, and
+// only for fields never written after the worker starts; the fiber cell is
+// an `Arc`'s, taken as a reference of the setter's own before that store.
 unsafe impl Sync for OwnerLatch {}
 // SAFETY: as for `Sync`: the pointer is used only under the same condition.
 unsafe impl Send for OwnerLatch {}
@@ -71,8 +73,7 @@ impl OwnerLatch {
         OwnerLatch {
             done: AtomicBool::new(false),
             owner: Owner::Worker {
-                registry: worker.registry_arc() as *const Arc<Registry>,
-                index: worker.index(),
+                worker,
                 fiber: worker.fibers().current_cell(),
             },
         }
@@ -111,19 +112,19 @@ impl Latch for OwnerLatch {
         // everything needed afterwards is copied out first.
         unsafe {
             match &(*this).owner {
-                Owner::Worker {
-                    registry,
-                    index,
-                    fiber,
-                } => {
-                    let index = *index;
+                Owner::Worker { worker, fiber } => {
+                    // The owner's worker is alive while it waits, and its
+                    // index and registry are never written after it starts,
+                    // so reading them from this thread races with nothing.
+                    let owner: &WorkerThread = &**worker;
+                    let index = owner.index();
                     // The cell too must outlive the store: a reference of
                     // our own, taken while the owner still waits.
                     let fiber = (!fiber.is_null()).then(|| {
                         Arc::increment_strong_count(*fiber);
                         Arc::from_raw(*fiber)
                     });
-                    let registry: &Arc<Registry> = &**registry;
+                    let registry: &Arc<Registry> = owner.registry_arc();
                     // The owner may finish, and its pool shut down, once `done` is
                     // visible. A setter that is a worker of the same pool keeps the
                     // registry alive by itself; any other setter holds a reference.
