@@ -234,10 +234,21 @@ fn joining(
     a: impl FnOnce() + Send + 'static,
     b: impl FnOnce() + Send + 'static,
 ) -> impl FnOnce() + Send + 'static {
+    joining_through(runs, a, b, false)
+}
+
+/// As [`joining`], with `b` on the local queue when `queued` (the path of
+/// a parallel loop of few items, fork.rs).
+fn joining_through(
+    runs: &Arc<Runs>,
+    a: impl FnOnce() + Send + 'static,
+    b: impl FnOnce() + Send + 'static,
+    queued: bool,
+) -> impl FnOnce() + Send + 'static {
     let runs = Arc::clone(runs);
     move || {
         let worker = WorkerThread::current().expect("a task runs on a worker");
-        join_on(worker, |_| a(), |_| b(), false, false);
+        join_on(worker, |_| a(), |_| b(), false, queued);
         runs.record();
     }
 }
@@ -300,6 +311,44 @@ fn both_halves_under_a_blocked_first_half_are_taken_by_the_other_worker() {
             counted(&runs),
         ));
         assert_eq!(runs.wait_for(3), 3);
+        pool.shut_down();
+    });
+}
+
+#[test]
+fn a_queued_join_runs_each_half_once() {
+    // The second half goes on the local queue (publish: push, then the
+    // protocol's notify) while the other worker searches or parks: it is
+    // stolen from the queue, or the owner finds it there on its way back
+    // (`reclaim_or_wait`) and runs it inline. Each half runs once.
+    loom::model(|| {
+        let runs = Arc::new(Runs::default());
+        let pool = Model::start(2);
+        pool.inject(joining_through(&runs, counted(&runs), counted(&runs), true));
+        assert_eq!(runs.wait_for(3), 3);
+        pool.shut_down();
+    });
+}
+
+#[test]
+fn a_queued_join_whose_first_half_blocks_has_its_second_half_stolen() {
+    // The first half blocks its thread until the second has run, and a
+    // queued half is never on the join stack, so no request reaches the
+    // owner and no forced steal applies: the push's notify alone must get
+    // the other worker to take it from the local queue.
+    loom::model(|| {
+        let runs = Arc::new(Runs::default());
+        let pool = Model::start(2);
+        let waiting = Arc::clone(&runs);
+        pool.inject(joining_through(
+            &runs,
+            move || {
+                waiting.wait_for(1);
+            },
+            counted(&runs),
+            true,
+        ));
+        assert_eq!(runs.wait_for(2), 2);
         pool.shut_down();
     });
 }
