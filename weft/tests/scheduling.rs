@@ -137,13 +137,18 @@ fn tasks_spawned_inside_a_scope_fan_out_to_every_worker() {
 
 #[test]
 fn marl_sleeping_rounds_three_tasks_per_worker_keep_every_worker_busy() {
-    // marl issue 232 with three 10 ms tasks per worker per round: every worker
-    // must take part in every round (a worker left asleep would show here).
+    // marl issue 232 with three sleeping tasks per worker per round: every
+    // worker must take part in every round (a worker left asleep would show
+    // here). A task sleeps 10 ms, and longer while some worker has not yet
+    // taken one, up to a deadline far past any wake-up: on a loaded machine
+    // a woken worker may wait that long for a core, and the round must not
+    // end without it unless it was never woken.
     let workers = 24;
     let pool = pool(workers);
     for _ in 0..3 {
         wait_until_parked(&pool);
         let ran_on = Mutex::new(HashSet::new());
+        let deadline = Instant::now() + Duration::from_secs(20);
         pool.scope(|s| {
             for _ in 0..3 * workers {
                 s.spawn(|_| {
@@ -152,6 +157,9 @@ fn marl_sleeping_rounds_three_tasks_per_worker_keep_every_worker_busy() {
                         .unwrap()
                         .insert(weft::current_worker_index().unwrap());
                     std::thread::sleep(Duration::from_millis(10));
+                    while ran_on.lock().unwrap().len() < workers && Instant::now() < deadline {
+                        std::thread::sleep(Duration::from_millis(1));
+                    }
                 });
             }
         });

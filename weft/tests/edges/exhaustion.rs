@@ -117,8 +117,12 @@ pub(super) fn cap_address_space(spare: usize) {
 /// finishes once.
 pub(super) fn waits_and_blocking_past_the_address_space() {
     let pool = Pool::builder().workers(2).max_blocking(4).build().unwrap();
-    // Touch the pool once, so its first fibers exist before the cap.
+    // Touch the pool once, so its first fibers exist before the cap, and
+    // every worker once: a thread that the OS has not yet run when the cap
+    // comes fails in std's own start (its signal stack cannot be mapped),
+    // which is no part of what this case tests.
     pool.install(|| weft::join(|| (), || ()));
+    pool.broadcast(|_| ());
     cap_address_space(64 << 20);
     let go = Event::new(EventMode::Manual);
     let finished = counter();
@@ -157,6 +161,8 @@ pub(super) fn waits_and_blocking_past_the_address_space() {
 pub(super) fn threads_past_the_address_space() {
     let pool = Pool::builder().workers(2).build().unwrap();
     pool.install(|| weft::join(|| (), || ()));
+    // Every worker started before the cap (see above).
+    pool.broadcast(|_| ());
     let threads_before = thread_count();
     cap_address_space(1 << 20);
     for workers in [1, 4, 16] {
