@@ -5,6 +5,7 @@
 //! the core's (sched/fork.rs).
 
 use crate::sched::fork;
+pub(crate) use crate::sched::fork::Place;
 use crate::sched::worker::WorkerThread;
 
 /// Runs `a` and `b`, possibly in parallel, and returns both results.
@@ -80,14 +81,12 @@ where
     RA: Send,
     RB: Send,
 {
-    join_context_with(a, b, false)
+    join_context_with(a, b, fork::Place::JoinStack)
 }
 
-/// [`join_context`], with `b` on the worker's join stack, or with `queued`
-/// on its local queue, where a thief takes it without asking
-/// (sched/fork.rs): for halves whose first half may block its thread.
+/// [`join_context`], with `b` where `place` says (sched/fork.rs).
 #[inline(always)]
-pub(crate) fn join_context_with<A, B, RA, RB>(a: A, b: B, queued: bool) -> (RA, RB)
+pub(crate) fn join_context_with<A, B, RA, RB>(a: A, b: B, place: fork::Place) -> (RA, RB)
 where
     A: FnOnce(FnContext) -> RA + Send,
     B: FnOnce(FnContext) -> RB + Send,
@@ -97,10 +96,10 @@ where
     let a = |migrated| a(FnContext { migrated });
     let b = |migrated| b(FnContext { migrated });
     match WorkerThread::current() {
-        Some(worker) => fork::join_on(worker, a, b, false, queued),
+        Some(worker) => fork::join_on(worker, a, b, false, place),
         None => crate::api::on_workers::install(&crate::api::global::free_function_pool(), || {
             let worker = WorkerThread::current().expect("install runs on a worker");
-            fork::join_on(worker, a, b, true, queued)
+            fork::join_on(worker, a, b, true, place)
         }),
     }
 }

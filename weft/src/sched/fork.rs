@@ -11,12 +11,17 @@
 //! force, so a long first half never keeps its second half from an idle
 //! worker (the serialization of heartbeat schedulers).
 //!
-//! With `queued`, [`join_on`] puts the second closure on the worker's
-//! local queue instead, the path a full join stack takes: thieves take it
-//! from there without asking and without the barrier of a forced steal,
-//! at the cost of the queue's fences. For halves whose first half may
-//! block its thread (the items of a parallel loop of few items, each of
-//! which may sleep), where a join stack's owner could answer nobody.
+//! Where the second closure goes is the caller's choice ([`Place`]). The
+//! join stack's owner answers a searcher's request at its next `join`; a
+//! first half that is a sequential leaf joins no more, so for `join`
+//! itself the outermost half of the running task (the push that finds the
+//! join stack and the local queue empty) goes to the local queue at once,
+//! where thieves take it without asking and without the barrier of a
+//! forced steal, at the cost of the queue's fences (once per task, not
+//! per nested join). A parallel loop's pieces answer requests between
+//! their chunks themselves, and keep every half on the join stack. The
+//! halves of a loop of few items, each of which may block its thread, all
+//! go to the local queue, the path a full join stack takes.
 
 use std::panic::{self, AssertUnwindSafe};
 
@@ -25,19 +30,32 @@ use crate::sched::latch::OwnerLatch;
 use crate::sched::unwind::drop_payload;
 use crate::sched::worker::WorkerThread;
 
+/// Where [`join_on`] leaves its second closure while the first runs.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Place {
+    /// The join stack, except the running task's outermost half, which
+    /// goes to the local queue at once (`join`).
+    JoinStack,
+    /// The join stack always: the caller answers requests itself
+    /// (a parallel loop's pieces, between chunks).
+    JoinStackOnly,
+    /// The local queue (a parallel loop of few items).
+    LocalQueue,
+}
+
 /// Runs `a` and `b` on `worker`, the calling thread's, and returns both
 /// results; each closure is told whether it migrated (`join_context`):
 /// `injected` when the call came from outside the pool (both count as
 /// migrated then), and `b` also when it ran as a job taken from a queue.
-/// `b` goes on the worker's join stack, or with `queued` on its local
-/// queue (see the module docs). Panics as `join` documents.
+/// `b` goes where `place` says (see the module docs). Panics as `join`
+/// documents.
 #[inline(always)]
 pub(crate) fn join_on<A, B, RA, RB>(
     worker: &WorkerThread,
     a: A,
     b: B,
     injected: bool,
-    queued: bool,
+    place: Place,
 ) -> (RA, RB)
 where
     A: FnOnce(bool) -> RA + Send,
@@ -46,7 +64,7 @@ where
     RB: Send,
 {
     let job_b = StackJob::new(b, OwnerLatch::for_worker(worker));
-    let index = if queued {
+    let index = if place == Place::LocalQueue {
         // SAFETY: `job_b` stays in this frame until it is reclaimed unrun
         // from the local queue or its latch is set: every path below ends
         // in one of the two before returning, including the path where `a`
@@ -58,7 +76,7 @@ where
         // SAFETY: `job_b` stays in this frame until it is popped back unrun
         // or its latch is set: every path below ends in one of the two
         // before returning, including the path where `a` panics.
-        unsafe { worker.push_join(job_b.as_job_ref()) }
+        unsafe { worker.push_join(job_b.as_job_ref(), place == Place::JoinStack) }
     };
     let result_a = panic::catch_unwind(AssertUnwindSafe(|| a(injected)));
     let reclaimed = match index {

@@ -62,7 +62,8 @@
 //!    its half if a wait ran it (`pop` tells the two apart), and `top`
 //!    past it if it was taken from the top.
 //! 4. **Every push is made known to idle workers.** The push that makes the
-//!    stack non-empty is followed by the protocol's notify; later pushes
+//!    stack non-empty is followed by the protocol's notify (or by a share
+//!    of that half, which notifies: `join`'s outermost half); later pushes
 //!    onto the non-empty stack are covered by that one, renewed after every
 //!    take from the top (sleep.rs, "Join stacks": rule *covered-stack*,
 //!    with the second barrier of a forced steal).

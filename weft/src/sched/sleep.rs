@@ -125,7 +125,12 @@
 //! stack, a look that sees it non-empty keeps its worker asking until it
 //! is taken down, and the cases above apply to the stack as to any queue.
 //! (One wake per push is what fan-out promises spawned tasks; a join's
-//! halves get one per stack and the last-searcher rule's cascade.)
+//! halves get one per stack and the last-searcher rule's cascade.) When
+//! the push that makes the stack non-empty is `join`'s outermost half
+//! (the local queue empty too: fork.rs, `Place`), the owner shares it at
+//! once instead of notifying: the share's own notify makes it visible on
+//! the local queue, and the stack is empty again, so the next push is
+//! again the one that makes it non-empty.
 //!
 //! The one race: a take from the top landing while the owner pushes, so
 //! that the stack the owner saw as non-empty is empty and its new half

@@ -24,7 +24,7 @@ use std::time::Duration;
 use loom::sync::{Condvar, Mutex};
 use loom::thread;
 
-use crate::sched::fork::join_on;
+use crate::sched::fork::{join_on, Place};
 use crate::sched::job::ClosureJob;
 use crate::sched::registry::{Hooks, Registry};
 use crate::sched::spares::Spares;
@@ -234,21 +234,21 @@ fn joining(
     a: impl FnOnce() + Send + 'static,
     b: impl FnOnce() + Send + 'static,
 ) -> impl FnOnce() + Send + 'static {
-    joining_through(runs, a, b, false)
+    joining_through(runs, a, b, Place::JoinStackOnly)
 }
 
-/// As [`joining`], with `b` on the local queue when `queued` (the path of
-/// a parallel loop of few items, fork.rs).
+/// As [`joining`], with `b` where `place` says (fork.rs): [`joining`]
+/// keeps it on the join stack, whatever the stack held.
 fn joining_through(
     runs: &Arc<Runs>,
     a: impl FnOnce() + Send + 'static,
     b: impl FnOnce() + Send + 'static,
-    queued: bool,
+    place: Place,
 ) -> impl FnOnce() + Send + 'static {
     let runs = Arc::clone(runs);
     move || {
         let worker = WorkerThread::current().expect("a task runs on a worker");
-        join_on(worker, |_| a(), |_| b(), false, queued);
+        join_on(worker, |_| a(), |_| b(), false, place);
         runs.record();
     }
 }
@@ -268,26 +268,33 @@ fn a_join_pushed_while_the_other_worker_parks_runs_each_half_once() {
     });
 }
 
-#[test]
-fn a_join_whose_first_half_blocks_has_its_second_half_taken_by_force() {
-    // The first half blocks its thread (no helping) until the second has
-    // run, and never joins again to answer a request: the other worker must
-    // take the second half from the join stack by force, whatever the order
-    // of the push, its search and its park.
-    loom::model(|| {
+/// The model of a join whose first half blocks its thread (no helping)
+/// until the second has run, with the second half placed by `place`: the
+/// other worker must take it, whatever the order of the push, its search
+/// and its park.
+fn second_half_taken_under_a_blocked_first_half(place: Place) {
+    loom::model(move || {
         let runs = Arc::new(Runs::default());
         let pool = Model::start(2);
         let waiting = Arc::clone(&runs);
-        pool.inject(joining(
+        pool.inject(joining_through(
             &runs,
             move || {
                 waiting.wait_for(1);
             },
             counted(&runs),
+            place,
         ));
         assert_eq!(runs.wait_for(2), 2);
         pool.shut_down();
     });
+}
+
+#[test]
+fn a_join_whose_first_half_blocks_has_its_second_half_taken_by_force() {
+    // On the join stack, and the first half never joins again to answer a
+    // request: the other worker must take the half by force.
+    second_half_taken_under_a_blocked_first_half(Place::JoinStackOnly);
 }
 
 #[test]
@@ -306,7 +313,13 @@ fn both_halves_under_a_blocked_first_half_are_taken_by_the_other_worker() {
             &runs,
             move || {
                 let worker = WorkerThread::current().expect("a task runs on a worker");
-                join_on(worker, |_| waiting.wait_for(2), |_| inner_b(), false, false);
+                join_on(
+                    worker,
+                    |_| waiting.wait_for(2),
+                    |_| inner_b(),
+                    false,
+                    Place::JoinStackOnly,
+                );
             },
             counted(&runs),
         ));
@@ -324,7 +337,12 @@ fn a_queued_join_runs_each_half_once() {
     loom::model(|| {
         let runs = Arc::new(Runs::default());
         let pool = Model::start(2);
-        pool.inject(joining_through(&runs, counted(&runs), counted(&runs), true));
+        pool.inject(joining_through(
+            &runs,
+            counted(&runs),
+            counted(&runs),
+            Place::LocalQueue,
+        ));
         assert_eq!(runs.wait_for(3), 3);
         pool.shut_down();
     });
@@ -336,19 +354,16 @@ fn a_queued_join_whose_first_half_blocks_has_its_second_half_stolen() {
     // queued half is never on the join stack, so no request reaches the
     // owner and no forced steal applies: the push's notify alone must get
     // the other worker to take it from the local queue.
-    loom::model(|| {
-        let runs = Arc::new(Runs::default());
-        let pool = Model::start(2);
-        let waiting = Arc::clone(&runs);
-        pool.inject(joining_through(
-            &runs,
-            move || {
-                waiting.wait_for(1);
-            },
-            counted(&runs),
-            true,
-        ));
-        assert_eq!(runs.wait_for(2), 2);
-        pool.shut_down();
-    });
+    second_half_taken_under_a_blocked_first_half(Place::LocalQueue);
+}
+
+#[test]
+fn an_outermost_half_moved_to_the_local_queue_is_stolen_under_a_blocked_first_half() {
+    // `join`'s own placement: the push finds the join stack and the local
+    // queue empty, so the owner takes the half back from the stack's top
+    // (the thieves' compare-and-swap) and publishes it on the local queue,
+    // while the other worker may already be searching the stack. The
+    // first half then blocks until the second has run: whichever end the
+    // thief finds it at, it takes it once.
+    second_half_taken_under_a_blocked_first_half(Place::JoinStack);
 }

@@ -27,8 +27,10 @@
 //! split below `with_min_len` nor stay above `with_max_len`. The halves
 //! of a loop of few items (under `HANDOFF_MIN_ITEMS`) go on the worker's
 //! local queue rather than its join stack (`join_context_with`,
-//! `queued`): each item may block its thread, and a thief then takes a
-//! half without asking an owner who could not answer.
+//! `Place::LocalQueue`): each item may block its thread, and a thief then
+//! takes a half without asking an owner who could not answer. Other
+//! pieces keep every half on the join stack, the outermost too
+//! (`Place::JoinStackOnly`): they answer requests between chunks.
 //!
 //! A piece that stops splitting (a *leaf*) is folded a chunk at a time,
 //! each chunk sized to take a few microseconds (`CHUNK_TARGET`), and
@@ -363,7 +365,7 @@ struct Budget {
     deterministic: bool,
     /// A loop of few items (under `HANDOFF_MIN_ITEMS`), each of which may
     /// be slow or block its thread: its halves go where a thief takes them
-    /// without asking (`join_context_with`, `queued`), since an owner whose
+    /// without asking (`Place::LocalQueue`), since an owner whose
     /// item sleeps answers nobody, and a forced steal costs two `membarrier`
     /// calls (docs/PARALLEL.md).
     few_items: bool,
@@ -524,7 +526,11 @@ impl<'c, C> Drive<'c, C> {
                     }
                     self.run(right, at(offset, mid), halves, ctx.migrated())
                 },
-                budget.few_items,
+                if budget.few_items {
+                    crate::api::join::Place::LocalQueue
+                } else {
+                    crate::api::join::Place::JoinStackOnly
+                },
             );
             return self.consumer.reduce(left, right);
         }

@@ -19,14 +19,16 @@ impl WorkerThread {
     /// Leaves `join`'s second half on this seat's join stack (join_stack.rs),
     /// or, if the stack is full, on the local queue as an uncounted job.
     /// Returns its index on the join stack if it went there; [`pop_join`]
-    /// then says whether it came back.
+    /// then says whether it came back (with `outermost_to_queue`, a half
+    /// that finds this seat's join stack and local queue empty is moved on
+    /// to the local queue at once, and does not: fork.rs, `Place`).
     ///
     /// # Safety
     /// `job` must come from `StackJob::as_job_ref`, with that contract.
     ///
     /// [`pop_join`]: WorkerThread::pop_join
     #[inline(always)]
-    pub(crate) unsafe fn push_join(&self, job: JobRef) -> Option<usize> {
+    pub(crate) unsafe fn push_join(&self, job: JobRef, outermost_to_queue: bool) -> Option<usize> {
         let stack = self.join_stack();
         // SAFETY: forwarded from this function's contract; this is the
         // seat's thread, the stack's owner.
@@ -36,7 +38,7 @@ impl WorkerThread {
                 // by the notify of the push that made it non-empty (sleep.rs,
                 // rule covered-stack).
                 if pushed.alone {
-                    self.registry.sleep.notify_work();
+                    self.first_half_pushed(outermost_to_queue);
                 }
                 if stack.take_request() {
                     self.share_oldest_half();
@@ -75,6 +77,24 @@ impl WorkerThread {
             self.share_oldest_half();
         }
         stack.is_empty() && self.local.is_empty() && self.registry.sleep.has_searchers()
+    }
+
+    /// A push made the join stack non-empty. With the local queue empty
+    /// too (and the caller willing: fork.rs, `Place`), the half is the
+    /// outermost of the running task's joins, the
+    /// largest in divide and conquer: it goes to the local queue at once,
+    /// where a thief takes it without asking, for the owner may be in a
+    /// first half that joins no more for a long while (a sequential leaf)
+    /// and so answers no request. Otherwise the protocol's notify, as rule
+    /// covered-stack asks (the share's `publish` notifies too).
+    #[cold]
+    #[inline(never)]
+    fn first_half_pushed(&self, outermost_to_queue: bool) {
+        if outermost_to_queue && self.local.is_empty() {
+            self.share_oldest_half();
+        } else {
+            self.registry.sleep.notify_work();
+        }
     }
 
     /// A searcher asked for work: the oldest half of this seat's join stack
