@@ -45,7 +45,9 @@ pub(crate) fn current_worker<'a>() -> Option<&'a WorkerThread> {
     // `BlockedGuard`) of this thread whose frame is still running: both put
     // the previous value back when dropped, and the guard's frame owns the
     // `WorkerThread` it points to. WorkerThread is !Send and !Sync, so the
-    // reference never leaves this thread, and none outlives that frame:
+    // reference never leaves this thread (a worker's latch carries a raw
+    // pointer, which another thread reads only for two fields that never
+    // change, while the owner waits: latch.rs), and none outlives that frame:
     // every caller is inside a job the worker executes, or is its loop.
     // Or it was set by `enter_adopted`, to a seat that is freed only when
     // the thread exits, after `leave_adopted` (sched/adopted.rs).

@@ -376,27 +376,46 @@ impl JoinStack {
 mod tests {
     use super::*;
 
-    /// A half whose words are a marker address, never run; `id` is not 0
-    /// (a function pointer is never null).
-    fn half(id: usize) -> JobRef {
-        assert_ne!(id, 0);
-        // SAFETY: never run; the tests compare the data word only.
-        unsafe { JobRef::from_stack_words(id as *mut (), id as *mut ()) }
+    /// Never called: a real function's address for a half's run word.
+    fn never_run() {}
+
+    /// Halves whose data words are the addresses of `marks`' bytes, never
+    /// run (real addresses and a real function, so that Miri sees no
+    /// pointer made from an integer).
+    struct Halves {
+        marks: Vec<u8>,
     }
 
-    fn id_of(job: JobRef) -> usize {
-        // SAFETY: made by `half`, whose data word is a pointer.
-        unsafe { job.into_stack_words() }.0 as usize
+    impl Halves {
+        fn new() -> Halves {
+            Halves {
+                marks: vec![0; CAPACITY + 2],
+            }
+        }
+
+        fn half(&self, id: usize) -> JobRef {
+            let data = std::ptr::from_ref(&self.marks[id]).cast_mut().cast::<()>();
+            // SAFETY: never run; the tests compare the data word only, and
+            // the run word is a function's address.
+            unsafe { JobRef::from_stack_words(data, never_run as *mut ()) }
+        }
+
+        fn id_of(&self, job: JobRef) -> usize {
+            // SAFETY: made by `half`, whose data word is a pointer.
+            let data = unsafe { job.into_stack_words() }.0;
+            data as usize - self.marks.as_ptr() as usize
+        }
     }
 
     #[test]
     fn a_stack_without_room_refuses_every_push_and_gives_the_half_back() {
+        let halves = Halves::new();
         let stack = JoinStack::with_limit(0);
         for id in 1..4 {
             // SAFETY: this thread is the owner; the data word is a pointer.
-            match unsafe { stack.push(half(id)) } {
+            match unsafe { stack.push(halves.half(id)) } {
                 Ok(_) => panic!("a stack of no room took a half"),
-                Err(job) => assert_eq!(id_of(job), id),
+                Err(job) => assert_eq!(halves.id_of(job), id),
             }
         }
         assert!(stack.is_empty());
@@ -405,11 +424,12 @@ mod tests {
 
     #[test]
     fn a_full_stack_refuses_the_next_push_and_pops_back_in_order() {
+        let halves = Halves::new();
         let stack = JoinStack::with_limit(CAPACITY);
         let mut indexes = Vec::new();
         for id in 1..=CAPACITY {
             // SAFETY: as above.
-            match unsafe { stack.push(half(id)) } {
+            match unsafe { stack.push(halves.half(id)) } {
                 Ok(pushed) => {
                     assert_eq!(pushed.alone, id == 1);
                     indexes.push(pushed.index);
@@ -418,8 +438,10 @@ mod tests {
             }
         }
         // SAFETY: as above.
-        // SAFETY: as above.
-        assert!(unsafe { stack.push(half(CAPACITY + 1)) }.is_err());
+        match unsafe { stack.push(halves.half(CAPACITY + 1)) } {
+            Ok(_) => panic!("a full stack took a half"),
+            Err(job) => assert_eq!(halves.id_of(job), CAPACITY + 1),
+        }
         for index in indexes.into_iter().rev() {
             assert!(stack.pop(index), "every half comes back unstolen");
         }
