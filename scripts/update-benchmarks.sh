@@ -24,6 +24,11 @@ if [ -z "${WEFT_BENCH_SKIP_RUN:-}" ]; then
     cargo run --release -p weft-bench -- --out docs/bench/scaling \
         --only marl/fork-join --only wake/fan-out --workers 8,16,24,64 \
         --peers rayon,tokio,threadpool,std --reps "$reps" > /dev/null || status=$?
+    # The join rows at 1 worker: no thief, so the bookkeeping of an
+    # unstolen join alone (the join cost issue's 1-worker column).
+    cargo run --release -p weft-bench -- --out docs/bench/one-worker \
+        --only join/fib --only join/tree-sum --only join/quicksort --workers 1 \
+        --peers rayon,chili,forte --reps "$reps" > /dev/null || status=$?
 fi
 [ -f docs/bench/report.md ] || { echo "no report in docs/bench" >&2; exit 1; }
 
@@ -56,6 +61,15 @@ cpu_model=$(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2- | sed
         echo "A second run, of the scenarios whose goals are set at these worker"
         echo "counts: \`weft-bench --only marl/fork-join --only wake/fan-out --workers 8,16,24,64\`."
         tail -n +2 docs/bench/scaling/report.md | sed -E 's/^(#+) /#\1 /; s#\]\(([^)/]+\.svg)\)#](bench/scaling/\1)#g'
+    fi
+    if [ -f docs/bench/one-worker/report.md ]; then
+        echo
+        echo "# join at 1 worker"
+        echo
+        echo "A third run, of the join rows with one worker, where no thief exists and"
+        echo "an unstolen join pays its bookkeeping alone: \`weft-bench --only join/fib"
+        echo "--only join/tree-sum --only join/quicksort --workers 1 --peers rayon,chili,forte\`."
+        tail -n +2 docs/bench/one-worker/report.md | sed -E 's/^(#+) /#\1 /; s#\]\(([^)/]+\.svg)\)#](bench/one-worker/\1)#g'
     fi
 } > docs/BENCHMARKS.md
 echo "wrote docs/BENCHMARKS.md"
