@@ -19,9 +19,10 @@ impl WorkerThread {
     /// Leaves `join`'s second half on this seat's join stack (join_stack.rs),
     /// or, if the stack is full, on the local queue as an uncounted job.
     /// Returns its index on the join stack if it went there; [`pop_join`]
-    /// then says whether it came back (with `outermost_to_queue`, a half
-    /// that finds this seat's join stack and local queue empty is moved on
-    /// to the local queue at once, and does not: fork.rs, `Place`).
+    /// then says whether it came back. With `outermost_to_queue`, a half
+    /// that finds this seat's join stack and local queue empty moves on to
+    /// the local queue at once, and [`pop_join`] then says it did not come
+    /// back (fork.rs, `Place`).
     ///
     /// # Safety
     /// `job` must come from `StackJob::as_job_ref`, with that contract.
@@ -81,12 +82,14 @@ impl WorkerThread {
 
     /// A push made the join stack non-empty. With the local queue empty
     /// too (and the caller willing: fork.rs, `Place`), the half is the
-    /// outermost of the running task's joins, the
-    /// largest in divide and conquer: it goes to the local queue at once,
-    /// where a thief takes it without asking, for the owner may be in a
-    /// first half that joins no more for a long while (a sequential leaf)
-    /// and so answers no request. Otherwise the protocol's notify, as rule
-    /// covered-stack asks (the share's `publish` notifies too).
+    /// outermost of the running task's joins, the largest in divide and
+    /// conquer: it goes to the local queue at once, where a thief takes it
+    /// without asking, for the owner may be in a first half that joins no
+    /// more for a long while (a sequential leaf) and so answers no
+    /// request. Otherwise the protocol's notify, as rule covered-stack
+    /// asks (the share's `publish` notifies too; a share that finds the
+    /// half already taken by force leaves an empty stack, which needs no
+    /// notify).
     #[cold]
     #[inline(never)]
     fn first_half_pushed(&self, outermost_to_queue: bool) {
