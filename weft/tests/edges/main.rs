@@ -84,6 +84,9 @@ const CASES: &[(&str, fn())] = &[
     ("shutdown-races-spawns-many-workers", || {
         shutdown_races_spawns(Via::Spawn, &[16, 32, 64])
     }),
+    ("shutdown-races-joins", || {
+        shutdown_races_spawns(Via::SpawnJoining, &[2, 3, 8])
+    }),
     ("shutdown-races-aborts", shutdown_races_aborts),
     ("shutdown-races-wakes", shutdown_races_wakes),
     ("shutdown-races-future-aborts", shutdown_races_future_aborts),
@@ -934,6 +937,7 @@ edge_tests! {
     shutdown_races_broadcasts_through_handles => "shutdown-races-spawn-broadcast",
     shutdown_races_aborts_of_queued_tasks => "shutdown-races-aborts",
     shutdown_races_spawns_with_many_workers => "shutdown-races-spawns-many-workers",
+    shutdown_races_joining_tasks_and_their_bombs => "shutdown-races-joins",
     shutdown_races_foreign_wakes_of_parked_futures => "shutdown-races-wakes",
     shutdown_races_aborts_wakes_and_waker_drops_of_futures => "shutdown-races-future-aborts",
     tasks_spawned_by_start_hooks_all_run => "start-hook-spawns",

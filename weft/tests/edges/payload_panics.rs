@@ -84,23 +84,30 @@ pub(super) fn bomb_in_join() {
     let result = panic::catch_unwind(|| weft::join(throw_bomb, throw_bomb));
     assert!(forget_panic(result));
     // The second half taken by another worker (the first waits for it to
-    // start and never joins again, so it is forced off the join stack), both
-    // halves throwing bombs: the stolen half's payload is dropped safely.
-    for _ in 0..5 {
-        let started = AtomicBool::new(false);
-        let result = panic::catch_unwind(AssertUnwindSafe(|| {
-            pool.join(
-                || {
-                    assert!(eventually(WAIT, || started.load(SeqCst)), "b never started");
-                    throw_bomb()
-                },
-                || {
-                    started.store(true, SeqCst);
-                    throw_bomb()
-                },
-            )
-        }));
-        assert!(forget_panic(result));
+    // start and never joins again), both halves throwing bombs: the stolen
+    // half's payload is dropped safely. Outermost, the half is taken from
+    // the local queue; one join deeper it sits on the join stack (the
+    // outer half holds the local queue) and is forced off it.
+    for nested in [false, true] {
+        for _ in 0..5 {
+            let started = AtomicBool::new(false);
+            let first = || {
+                assert!(eventually(WAIT, || started.load(SeqCst)), "b never started");
+                throw_bomb()
+            };
+            let second = || {
+                started.store(true, SeqCst);
+                throw_bomb()
+            };
+            let result = panic::catch_unwind(AssertUnwindSafe(|| {
+                if nested {
+                    pool.join(|| weft::join(first, second), || ());
+                } else {
+                    pool.join(first, second);
+                }
+            }));
+            assert!(forget_panic(result));
+        }
     }
     pool_still_works(&pool);
     drop(pool);

@@ -12,6 +12,27 @@ pub(super) enum Via {
     SpawnFifo,
     /// Each accepted call runs once on every worker.
     SpawnBroadcast,
+    /// Each accepted task joins: an outer `join` (its half goes to the
+    /// local queue at once), a nested one on the join stack whose first
+    /// half throws a payload that panics on drop, so halves are shared,
+    /// stolen and their latches set while the pool drops.
+    SpawnJoining,
+}
+
+/// The task of [`Via::SpawnJoining`]: bumps `ran` three times.
+fn joining_task(ran: &AtomicUsize) {
+    weft::join(
+        || {
+            let result =
+                panic::catch_unwind(AssertUnwindSafe(|| weft::join(throw_bomb, || bump(ran))));
+            assert!(
+                forget_panic(result),
+                "the nested join's bomb reached its caller"
+            );
+        },
+        || bump(ran),
+    );
+    bump(ran);
 }
 
 /// Threads spawn through a `Handle` as fast as they can while the pool is
@@ -45,6 +66,9 @@ pub(super) fn shutdown_races_spawns(via: Via, worker_counts: &[usize]) {
                                 handle.spawn_broadcast(move |_| bump(&ran)).is_err(),
                                 workers,
                             ),
+                            Via::SpawnJoining => {
+                                (handle.spawn(move || joining_task(&ran)).is_err(), 3)
+                            }
                         };
                         if refused {
                             break;
