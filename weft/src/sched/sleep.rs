@@ -129,17 +129,19 @@
 //! the push that makes the stack non-empty is `join`'s outermost half
 //! (the local queue empty too: fork.rs, `Place`), the owner shares it at
 //! once instead of notifying: the share's own notify makes it visible on
-//! the local queue, and the stack is empty again, so the next push is
-//! again the one that makes it non-empty.
+//! the local queue (or a thief took it by force first, leaving nothing to
+//! make visible), and the stack is empty again, so the next push is again
+//! the one that makes it non-empty.
 //!
 //! The one race: a take from the top landing while the owner pushes, so
 //! that the stack the owner saw as non-empty is empty and its new half
 //! was never made visible. The owner reads `top` after its push, behind
 //! a compiler fence ([`light`]), and a push that finds the stack empty
-//! then notifies. A share is the owner's own take. A forced steal pays a
-//! process-wide barrier ([`heavy`]) after its CAS, then looks at the
-//! stack: either the owner's read of `top` came after that barrier and
-//! saw the steal, or the new half was visible to the thief's look.
+//! then notifies (or shares, which notifies). A share is the owner's own
+//! take. A forced steal pays a process-wide barrier ([`heavy`]) after its
+//! CAS, then looks at the stack: either the owner's read of `top` came
+//! after that barrier and saw the steal, or the new half was visible to
+//! the thief's look.
 //!
 //! [`light`]: crate::sched::barrier::light
 //! [`heavy`]: crate::sched::barrier::heavy
