@@ -228,18 +228,9 @@ fn a_batch_moved_behind_a_long_task_is_still_taken_by_the_other_worker() {
     });
 }
 
-/// A task that joins `a` and `b` on its worker, then records its own run.
+/// A task that joins `a` and `b` on its worker, `b` placed by `place`
+/// (fork.rs), then records its own run.
 fn joining(
-    runs: &Arc<Runs>,
-    a: impl FnOnce() + Send + 'static,
-    b: impl FnOnce() + Send + 'static,
-) -> impl FnOnce() + Send + 'static {
-    joining_through(runs, a, b, Place::JoinStackOnly)
-}
-
-/// As [`joining`], with `b` where `place` says (fork.rs): [`joining`]
-/// keeps it on the join stack, whatever the stack held.
-fn joining_through(
     runs: &Arc<Runs>,
     a: impl FnOnce() + Send + 'static,
     b: impl FnOnce() + Send + 'static,
@@ -253,19 +244,25 @@ fn joining_through(
     }
 }
 
-#[test]
-fn a_join_pushed_while_the_other_worker_parks_runs_each_half_once() {
-    // The light push (no fence) races the other worker's search, give-up
-    // and park: it either sees the half and takes it (asking, then by
-    // force), or parks, and the owner pops the half back. Each half runs
-    // once and nobody is left blocked.
-    loom::model(|| {
+/// The model of a join of two counted halves, the second placed by
+/// `place`, racing the other worker's search, give-up and park: each half
+/// runs once, the task after them, and nobody is left blocked.
+fn each_half_runs_once(place: Place) {
+    loom::model(move || {
         let runs = Arc::new(Runs::default());
         let pool = Model::start(2);
-        pool.inject(joining(&runs, counted(&runs), counted(&runs)));
+        pool.inject(joining(&runs, counted(&runs), counted(&runs), place));
         assert_eq!(runs.wait_for(3), 3);
         pool.shut_down();
     });
+}
+
+#[test]
+fn a_join_pushed_while_the_other_worker_parks_runs_each_half_once() {
+    // The light push (no fence) races the other worker: it either sees the
+    // half and takes it (asking, then by force), or parks, and the owner
+    // pops the half back.
+    each_half_runs_once(Place::JoinStackOnly);
 }
 
 /// The model of a join whose first half blocks its thread (no helping)
@@ -277,7 +274,7 @@ fn second_half_taken_under_a_blocked_first_half(place: Place) {
         let runs = Arc::new(Runs::default());
         let pool = Model::start(2);
         let waiting = Arc::clone(&runs);
-        pool.inject(joining_through(
+        pool.inject(joining(
             &runs,
             move || {
                 waiting.wait_for(1);
@@ -322,6 +319,7 @@ fn both_halves_under_a_blocked_first_half_are_taken_by_the_other_worker() {
                 );
             },
             counted(&runs),
+            Place::JoinStackOnly,
         ));
         assert_eq!(runs.wait_for(3), 3);
         pool.shut_down();
@@ -334,18 +332,7 @@ fn a_queued_join_runs_each_half_once() {
     // protocol's notify) while the other worker searches or parks: it is
     // stolen from the queue, or the owner finds it there on its way back
     // (`reclaim_or_wait`) and runs it inline. Each half runs once.
-    loom::model(|| {
-        let runs = Arc::new(Runs::default());
-        let pool = Model::start(2);
-        pool.inject(joining_through(
-            &runs,
-            counted(&runs),
-            counted(&runs),
-            Place::LocalQueue,
-        ));
-        assert_eq!(runs.wait_for(3), 3);
-        pool.shut_down();
-    });
+    each_half_runs_once(Place::LocalQueue);
 }
 
 #[test]
