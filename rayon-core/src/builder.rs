@@ -204,9 +204,10 @@ impl<S: SpawnThreads> ThreadPoolBuilder<S> {
         }
         let pool = self.build_weft()?;
         let installed = pool.into_global();
-        // Whatever the outcome, the global pool exists now: the lazy path
-        // has nothing left to do.
+        // Whatever the outcome, the global pool exists now: the free
+        // functions have nothing left to check.
         GLOBAL_SET.store(true, Ordering::Release);
+        DEFAULTS_GIVEN.store(true, Ordering::Release);
         installed.map_err(|pool| {
             // weft's own API built the global pool first: this one goes,
             // without waiting for its threads.
@@ -264,28 +265,41 @@ impl<S: SpawnThreads> ThreadPoolBuilder<S> {
     }
 }
 
-/// Serialises the explicit and lazy builds of the global pool.
+/// Serialises the explicit builds of the global pool.
 static GLOBAL_LOCK: Mutex<()> = Mutex::new(());
-/// Set once the global pool exists, or a lazy build gave up on it.
+/// Set once the global pool exists as this crate knows it: built by
+/// [`ThreadPoolBuilder::build_global`], or by [`make_default_global`].
 static GLOBAL_SET: AtomicBool = AtomicBool::new(false);
+/// Set once weft knows how to build the global pool with rayon's defaults
+/// (or the pool exists): the free functions then have nothing to check.
+static DEFAULTS_GIVEN: AtomicBool = AtomicBool::new(false);
 
-/// Builds the global pool with the default settings if nothing has yet
-/// (see [`crate::ensure_global`]).
+/// Tells weft to build the global pool with rayon's defaults
+/// ([`make_default_global`]) when a free function first needs it, unless
+/// it exists already (see [`crate::ensure_global`]). Builds nothing.
 #[cold]
-pub(crate) fn build_default_global() {
-    if GLOBAL_SET.load(Ordering::Acquire) {
-        return;
-    }
-    // An error means it exists (built by weft's own API), or cannot be
-    // built: then weft's lazy default builds it, or reports why not.
-    let _ = ThreadPoolBuilder::new().build_global();
-    GLOBAL_SET.store(true, Ordering::Release);
+pub(crate) fn give_global_defaults() {
+    // An error means the pool exists or is being built (by `build_global`,
+    // by weft's own API, or by a maker set before): nothing is left to do.
+    let _ = weft::Pool::set_global_maker(make_default_global);
+    DEFAULTS_GIVEN.store(true, Ordering::Release);
 }
 
-/// Whether the global pool may still need building (one load).
+/// Whether [`give_global_defaults`] has still to run (one load).
 #[inline]
-pub(crate) fn global_unset() -> bool {
-    !GLOBAL_SET.load(Ordering::Acquire)
+pub(crate) fn global_defaults_untold() -> bool {
+    !DEFAULTS_GIVEN.load(Ordering::Acquire)
+}
+
+/// The global pool with the default settings, which weft calls on the
+/// pool's first use. It takes no lock: `build_global`, which holds
+/// [`GLOBAL_LOCK`], may be waiting for weft to finish this very build.
+fn make_default_global() -> weft::Pool {
+    let pool = ThreadPoolBuilder::new()
+        .build_weft()
+        .unwrap_or_else(|error| panic!("rayon-core (weft): cannot build the global pool: {error}"));
+    GLOBAL_SET.store(true, Ordering::Release);
+    pool
 }
 
 /// The panic handler of a pool built without one: as rayon does, a panic

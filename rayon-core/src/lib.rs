@@ -72,17 +72,16 @@ pub fn is_weft() -> bool {
     true
 }
 
-/// Builds the global pool with this crate's defaults if nobody has built it
-/// yet and the caller is outside any pool, where the free function about
-/// to run uses it. Called by every free function that may use the global
-/// pool, before it reaches weft, whose own lazy default would otherwise
-/// build it with weft's settings (no abort on a task's panic,
-/// `RAYON_NUM_THREADS` ignored). A program that only ever uses its own
-/// pools never builds it, as with rayon. Once built, this is one load.
+/// Makes sure that the global pool, if a free function about to run uses
+/// it, is built with this crate's defaults (a task's panic aborts,
+/// `RAYON_NUM_THREADS`) and not with weft's: the first call tells weft how
+/// to build it ([`weft::Pool::set_global_maker`]), and weft builds it when
+/// it is first needed, as rayon does. A program that only ever uses its
+/// own pools never builds it. Every call after the first is one load.
 #[inline]
 fn ensure_global() {
-    if builder::global_unset() && weft::current_thread_index().is_none() {
-        builder::build_default_global();
+    if builder::global_defaults_untold() {
+        builder::give_global_defaults();
     }
 }
 

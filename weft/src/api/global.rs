@@ -1,7 +1,7 @@
 //! The global pool that free functions use outside any pool: built lazily with
 //! default settings, or once explicitly with [`Builder::build_global`](crate::Builder::build_global).
 
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use crate::api::builder::{BuildError, Builder};
 use crate::api::pool::Pool;
@@ -9,6 +9,29 @@ use crate::sched::registry::Registry;
 use crate::sched::worker::WorkerThread;
 
 static GLOBAL: OnceLock<Pool> = OnceLock::new();
+
+/// What builds the global pool on its first use, if nobody built it
+/// first ([`set_maker`]), and whether that first use has begun: one lock,
+/// so that a maker is either set before the lazy build reads it or refused.
+static LAZY: Mutex<Lazy> = Mutex::new(Lazy {
+    maker: None,
+    begun: false,
+});
+
+struct Lazy {
+    maker: Option<fn() -> Pool>,
+    begun: bool,
+}
+
+/// Has `make` build the global pool on its first use (`Pool::set_global_maker`).
+pub(crate) fn set_maker(make: fn() -> Pool) -> Result<(), BuildError> {
+    let mut lazy = LAZY.lock().unwrap_or_else(PoisonError::into_inner);
+    if lazy.begun || lazy.maker.is_some() || GLOBAL.get().is_some() {
+        return Err(BuildError::GlobalAlreadyInitialized);
+    }
+    lazy.maker = Some(make);
+    Ok(())
+}
 
 /// Builds the global pool from `builder`, unless it exists already.
 pub(crate) fn install_builder(builder: Builder) -> Result<(), BuildError> {
@@ -34,9 +57,20 @@ pub(crate) fn install_pool(pool: Pool) -> Result<(), Pool> {
 
 pub(crate) fn pool() -> &'static Pool {
     GLOBAL.get_or_init(|| {
-        Builder::new()
-            .build()
-            .unwrap_or_else(|error| panic!("weft: cannot build the global pool: {error}"))
+        // Only this closure (which `OnceLock` runs once at a time) takes the
+        // lock while the global pool is unbuilt, and it never waits for the
+        // pool with the lock held, so no build waits on it.
+        let maker = {
+            let mut lazy = LAZY.lock().unwrap_or_else(PoisonError::into_inner);
+            lazy.begun = true;
+            lazy.maker
+        };
+        match maker {
+            Some(make) => make(),
+            None => Builder::new()
+                .build()
+                .unwrap_or_else(|error| panic!("weft: cannot build the global pool: {error}")),
+        }
     })
 }
 

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle as ThreadHandle;
 use std::time::Duration;
 
-use crate::api::builder::Builder;
+use crate::api::builder::{BuildError, Builder};
 use crate::api::handle::{check_index, Handle};
 use crate::api::on_workers::{broadcast, install, spawn_broadcast_in};
 use crate::api::scope::{Scope, ScopeFifo};
@@ -401,6 +401,31 @@ impl Pool {
     /// ```
     pub fn into_global(self) -> Result<(), Pool> {
         crate::api::global::install_pool(self)
+    }
+
+    /// Has `make` build the global pool when a free function first needs
+    /// it, in place of the default settings (`WEFT_WORKERS`, else one
+    /// worker per core), unless [`Builder::build_global`] or
+    /// [`into_global`](Pool::into_global) installs one first. Nothing is
+    /// built now: a program that never uses the global pool never starts
+    /// its threads. For a library that wants its own defaults for the
+    /// global pool (a different worker count, a panic handler) without
+    /// building it eagerly or checking on every call.
+    ///
+    /// Fails with [`BuildError::GlobalAlreadyInitialized`] if the global
+    /// pool exists or is being built, or a maker was set before. A `make`
+    /// that panics panics the free function that needed the pool.
+    ///
+    /// ```
+    /// fn three_workers() -> weft::Pool {
+    ///     weft::Pool::builder().workers(3).build().unwrap()
+    /// }
+    /// weft::Pool::set_global_maker(three_workers).unwrap();
+    /// assert!(weft::Pool::set_global_maker(three_workers).is_err());
+    /// assert_eq!(weft::current_num_threads(), 3); // built now, by `three_workers`
+    /// ```
+    pub fn set_global_maker(make: fn() -> Pool) -> Result<(), BuildError> {
+        crate::api::global::set_maker(make)
     }
 
     /// A cloneable handle for giving this pool tasks from anywhere.
