@@ -685,6 +685,53 @@ fn next_slot_filled_in_join_reclaim_is_never_flushed() {
     );
 }
 
+/// A poll that wakes a future and then joins, its second half running long
+/// (it waits for that future): the woken future must not sit in the `next`
+/// slot meanwhile, whether the wake came before the `join` or inside its
+/// first half, with the half on the join stack (a nested `join`) or on the
+/// local queue (an outermost one). The other worker is idle and runs it.
+#[test]
+fn a_future_woken_by_a_poll_that_joins_runs_while_the_join_goes_on() {
+    guarded(|| {
+        for case in ["wake, then join", "wake in a join", "wake in a nested join"] {
+            let pool = pool(2);
+            let flag = Arc::new(AtomicBool::new(false));
+            let (open2, slot2) = (Arc::new(AtomicBool::new(false)), Arc::new(Mutex::new(None)));
+            let f = flag.clone();
+            let _woken = pool.spawn_future(Gate {
+                open: open2.clone(),
+                slot: slot2.clone(),
+                then: Some(Box::new(move || f.store(true, Ordering::SeqCst))),
+            });
+            while slot2.lock().unwrap().is_none() {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            let joining = pool.spawn_future(async move {
+                let wake = || open(&open2, &slot2);
+                let wait_for_woken = || {
+                    let start = std::time::Instant::now();
+                    while !flag.load(Ordering::SeqCst) && start.elapsed() < Duration::from_secs(2) {
+                        std::hint::spin_loop();
+                    }
+                    flag.load(Ordering::SeqCst)
+                };
+                match case {
+                    "wake, then join" => {
+                        wake();
+                        weft::join(|| (), wait_for_woken).1
+                    }
+                    "wake in a join" => weft::join(wake, wait_for_woken).1,
+                    _ => weft::join(|| weft::join(wake, wait_for_woken).1, || ()).0,
+                }
+            });
+            assert!(
+                joining.join().unwrap(),
+                "{case}: the woken future sat in the `next` slot for 2 s while a worker was idle"
+            );
+        }
+    });
+}
+
 /// Many more workers than cores: futures whose wakers are cloned, handed to
 /// closure tasks and plain threads, woken by value and by reference and
 /// dropped in no set order, while some handles abort and others are

@@ -97,9 +97,13 @@ where
     let b = |migrated| b(FnContext { migrated });
     match WorkerThread::current() {
         Some(worker) => fork::join_on(worker, a, b, false, place),
-        None => crate::api::on_workers::install(&crate::api::global::free_function_pool(), || {
-            let worker = WorkerThread::current().expect("install runs on a worker");
-            fork::join_on(worker, a, b, true, place)
-        }),
+        // `move`: `place` captured by reference would be stored to the
+        // frame on every call, worker path included.
+        None => {
+            crate::api::on_workers::install(&crate::api::global::free_function_pool(), move || {
+                let worker = WorkerThread::current().expect("install runs on a worker");
+                fork::join_on(worker, a, b, true, place)
+            })
+        }
     }
 }

@@ -28,7 +28,8 @@ where
         panic!("install: the pool has shut down");
     }
     job.latch().wait();
-    job.into_result().into_value()
+    // SAFETY: the wait returned: the latch was seen set.
+    unsafe { job.into_result() }.into_value()
 }
 
 /// Queues one job of a broadcast for worker `index`. From a thread running

@@ -449,7 +449,7 @@ where
         // Even in a closed pool: a running job's push is counted before
         // the job finishes, so the pool runs it before it terminates.
         // Woken by a poll: run it right after that poll, here.
-        if worker.is_polling() {
+        if worker.may_fill_next() {
             worker.push_next(poll_job(task));
         } else {
             worker.push(poll_job(task));

@@ -26,6 +26,7 @@
 use std::panic::{self, AssertUnwindSafe};
 
 use crate::sched::job::StackJob;
+use crate::sched::join_stack::Room;
 use crate::sched::latch::OwnerLatch;
 use crate::sched::unwind::drop_payload;
 use crate::sched::worker::WorkerThread;
@@ -63,52 +64,119 @@ where
     RA: Send,
     RB: Send,
 {
+    // Where `b` goes is settled before anything is built: on the join
+    // stack's path the compiler then knows that `b` went there, and carries
+    // no "where did it go" across `a`.
+    let room = match place {
+        Place::LocalQueue => None,
+        Place::JoinStack | Place::JoinStackOnly => worker.join_room(),
+    };
+    match room {
+        Some(room) => fork(worker, a, b, injected, place, Some(room)),
+        None => join_without_quick_room(worker, a, b, injected, place),
+    }
+}
+
+/// [`join_on`] when the join stack's quick room check said no (its bound
+/// needs a look at `top`: join_stack.rs, `room_after_looking`), or `b`
+/// goes to the local queue: a parallel loop of few items
+/// (`Place::LocalQueue`), or a join stack without room.
+#[cold]
+#[inline(never)]
+fn join_without_quick_room<A, B, RA, RB>(
+    worker: &WorkerThread,
+    a: A,
+    b: B,
+    injected: bool,
+    place: Place,
+) -> (RA, RB)
+where
+    A: FnOnce(bool) -> RA + Send,
+    B: FnOnce(bool) -> RB + Send,
+    RA: Send,
+    RB: Send,
+{
+    let room = match place {
+        Place::LocalQueue => None,
+        Place::JoinStack | Place::JoinStackOnly => worker.join_room_after_looking(),
+    };
+    fork(worker, a, b, injected, place, room)
+}
+
+/// The join itself: builds `b`'s job in this frame, leaves it on the join
+/// stack where `room` says (its index then tells whether it came back), or
+/// with no room on the local queue, runs `a`, takes `b` back or waits for
+/// it, and returns both results. The job stays in this frame until it is
+/// popped back unrun or its latch is set: every path below ends in one of
+/// the two before returning, including the path where `a` panics.
+#[inline(always)]
+fn fork<A, B, RA, RB>(
+    worker: &WorkerThread,
+    a: A,
+    b: B,
+    injected: bool,
+    place: Place,
+    room: Option<Room>,
+) -> (RA, RB)
+where
+    A: FnOnce(bool) -> RA + Send,
+    B: FnOnce(bool) -> RB + Send,
+    RA: Send,
+    RB: Send,
+{
     let job_b = StackJob::new(b, OwnerLatch::for_worker(worker));
-    let index = if place == Place::LocalQueue {
-        // SAFETY: `job_b` stays in this frame until it is reclaimed unrun
-        // from the local queue or its latch is set: every path below ends
-        // in one of the two before returning, including the path where `a`
-        // panics, as for a half that a full join stack refused.
-        let job_ref = unsafe { job_b.as_job_ref() };
-        worker.push_uncounted(job_ref);
-        None
-    } else {
-        // SAFETY: `job_b` stays in this frame until it is popped back unrun
-        // or its latch is set: every path below ends in one of the two
-        // before returning, including the path where `a` panics.
-        unsafe { worker.push_join(job_b.as_job_ref(), place == Place::JoinStack) }
+    // SAFETY: the job stays in this frame as the docs above say.
+    let job_ref = unsafe { job_b.as_job_ref() };
+    let index = match room {
+        // SAFETY: the job's reference as `push_join` asks; `room` is fresh
+        // (nothing was pushed onto the join stack or taken since).
+        Some(room) => Some(unsafe { worker.push_join(room, job_ref, place == Place::JoinStack) }),
+        None => {
+            worker.push_uncounted(job_ref);
+            None
+        }
     };
     let result_a = panic::catch_unwind(AssertUnwindSafe(|| a(injected)));
     let reclaimed = match index {
-        Some(index) if worker.pop_join(index) => {
-            // A join inside a future's poll: what `a` woke went to the
-            // `next` slot; `b` may run long, so it goes where thieves see it
-            // (as `reclaim_or_wait` does below).
-            if worker.is_polling() {
-                worker.flush_next();
-            }
-            true
-        }
+        // The `next` slot is empty here, though `b` may run long: no job
+        // goes there while the join stack holds a half, and the push that
+        // made it non-empty emptied it (worker/join_owner.rs,
+        // `first_half_pushed`; future/spawn.rs, `schedule`).
+        Some(index) if worker.pop_join(index) => true,
         // Taken from the join stack, or never on it (a full stack put it
         // on the local queue): it may still be on the local queue.
         _ => reclaim_or_wait(worker, &job_b),
     };
     match result_a {
         Ok(value_a) if reclaimed => {
-            let value_b = job_b.run_inline(injected);
+            // SAFETY: popped back unrun; forgotten right after.
+            let value_b = unsafe { job_b.run_inline(injected) };
             job_b.forget_after_inline();
             (value_a, value_b)
         }
-        Ok(value_a) => (value_a, job_b.into_result().into_value()),
+        Ok(value_a) => {
+            // SAFETY: not reclaimed, so `reclaim_or_wait` returned after it
+            // saw the latch set.
+            let result_b = unsafe { job_b.into_result() };
+            (value_a, result_b.into_value())
+        }
         Err(payload) => {
             // `b` belongs to this call too: it finishes before the panic
             // leaves, and nothing of it replaces `a`'s panic: neither a panic
-            // of its own nor one from dropping its result.
-            let finish_b = || {
+            // of its own nor one from dropping its result. `move`: the flags
+            // captured by reference would be stored to the frame on every
+            // `join`, not only on this path. The job may move: nobody else
+            // holds it now (reclaimed, or its latch set).
+            let finish_b = move || {
                 if reclaimed {
-                    drop(job_b.run_inline(injected));
+                    // SAFETY: popped back unrun; forgotten right after.
+                    let value_b = unsafe { job_b.run_inline(injected) };
+                    job_b.forget_after_inline();
+                    drop(value_b);
                 } else {
-                    drop(job_b.into_result().into_value());
+                    // SAFETY: not reclaimed: the latch was seen set.
+                    let result_b = unsafe { job_b.into_result() };
+                    drop(result_b.into_value());
                 }
             };
             if let Err(payload_b) = panic::catch_unwind(AssertUnwindSafe(finish_b)) {

@@ -228,7 +228,6 @@ unsafe fn run_arc<T: ArcJob>(data: Data) -> bool {
 
 /// What a stack job left behind.
 pub(crate) enum JobResult<R> {
-    Pending,
     Done(R),
     Panicked(Box<dyn Any + Send>),
 }
@@ -239,7 +238,6 @@ impl<R> JobResult<R> {
         match self {
             JobResult::Done(value) => value,
             JobResult::Panicked(payload) => panic::resume_unwind(payload),
-            JobResult::Pending => unreachable!("a stack job's result was read before it ran"),
         }
     }
 }
@@ -261,7 +259,12 @@ impl Drop for AbortOnUnwind {
 pub(crate) struct StackJob<L, F, R> {
     latch: L,
     func: UnsafeCell<Option<F>>,
-    result: UnsafeCell<JobResult<R>>,
+    /// Written once, by the job run from a queue, before its latch is set;
+    /// never written when the owner runs the job inline, which is why it
+    /// starts uninitialised: marking it empty would be a store on every
+    /// `join`. Never dropped with the job: [`StackJob::into_result`] is its
+    /// only reader, and every job run from a queue has its result taken.
+    result: UnsafeCell<MaybeUninit<JobResult<R>>>,
 }
 
 impl<L: Latch, F: FnOnce(bool) -> R + Send, R: Send> StackJob<L, F, R> {
@@ -269,7 +272,7 @@ impl<L: Latch, F: FnOnce(bool) -> R + Send, R: Send> StackJob<L, F, R> {
         StackJob {
             latch,
             func: UnsafeCell::new(Some(func)),
-            result: UnsafeCell::new(JobResult::Pending),
+            result: UnsafeCell::new(MaybeUninit::uninit()),
         }
     }
 
@@ -336,10 +339,12 @@ impl<L: Latch, F: FnOnce(bool) -> R + Send, R: Send> StackJob<L, F, R> {
         unsafe {
             let this = &*(data.assume_pointer() as *const Self);
             let func = (*this.func.get()).take().expect("stack job run twice");
-            *this.result.get() = match panic::catch_unwind(AssertUnwindSafe(|| func(true))) {
-                Ok(value) => JobResult::Done(value),
-                Err(payload) => JobResult::Panicked(payload),
-            };
+            (*this.result.get()).write(
+                match panic::catch_unwind(AssertUnwindSafe(|| func(true))) {
+                    Ok(value) => JobResult::Done(value),
+                    Err(payload) => JobResult::Panicked(payload),
+                },
+            );
             // After this call the owner may return and free `this`.
             Latch::set(&this.latch);
         }
@@ -354,35 +359,69 @@ impl<L: Latch, F: FnOnce(bool) -> R + Send, R: Send> StackJob<L, F, R> {
     /// By reference, taking only the closure out: moving the whole job out
     /// of its frame copies it with wide loads of fields just written with
     /// narrow stores, a store-forwarding stall on every `join` (docs/TUNING.md).
+    /// The closure is read out without marking its slot empty (a store on
+    /// every `join`), so the job must not be dropped after this returns.
+    ///
+    /// # Safety
+    /// The owner popped the job's reference back unrun, and once this
+    /// returns it ends the job with [`forget_after_inline`], never its drop
+    /// glue (which would drop the closure again). If the closure unwinds,
+    /// the slot is marked empty on the way out and the job may be dropped.
+    ///
+    /// [`forget_after_inline`]: StackJob::forget_after_inline
     #[inline(always)]
-    pub(crate) fn run_inline(&self, migrated: bool) -> R {
+    pub(crate) unsafe fn run_inline(&self, migrated: bool) -> R {
         // SAFETY: the owner popped the job's reference back unrun, so no
         // other thread has it, nothing else touches `func`, and the closure
         // `new` stored is still there (a job runs once: `run_on_worker` is
         // the only other taker, and its reference was never run). Unchecked:
-        // the check is a test and a branch on every `join`.
-        let func = unsafe { (*self.func.get()).take().unwrap_unchecked() };
-        func(migrated)
-    }
-
-    /// The result after the latch was set.
-    pub(crate) fn into_result(self) -> JobResult<R> {
-        self.result.into_inner()
+        // the check is a test and a branch on every `join`. The read leaves
+        // a bitwise copy behind, which the caller's contract and the guard
+        // below keep from being dropped.
+        let func = unsafe { std::ptr::read((*self.func.get()).as_ref().unwrap_unchecked()) };
+        let emptied_on_unwind = EmptyOnUnwind(&self.func);
+        let value = func(migrated);
+        mem::forget(emptied_on_unwind);
+        value
     }
 }
 
 impl<F: FnOnce(bool) -> R + Send, R: Send> StackJob<OwnerLatch, F, R> {
     /// Ends a job that ran inline, without its drop glue: its closure was
-    /// taken and its result never written, so only the latch could hold
-    /// something, and a worker's latch holds nothing to drop. The glue is
+    /// read out and consumed ([`StackJob::run_inline`]) and its result is
+    /// never dropped, so only the latch could hold something, and a
+    /// worker's latch holds nothing to drop. The glue is
     /// an out-of-line call with two tests, which `join` would otherwise
     /// pay on every call (docs/TUNING.md, "join on AMD").
     #[inline(always)]
     pub(crate) fn forget_after_inline(self) {
         debug_assert!(self.latch.is_a_workers());
-        // SAFETY: the owner ran the job inline, so no other thread has it.
-        let (func, result) = unsafe { (&*self.func.get(), &*self.result.get()) };
-        debug_assert!(func.is_none() && matches!(result, JobResult::Pending));
         mem::forget(self);
+    }
+
+    /// The result, once the latch was seen set (the job ran from a queue).
+    ///
+    /// # Safety
+    /// The latch was seen set ([`OwnerLatch::probe`] returned true, or its
+    /// `wait` returned): the job then ran from a queue, and wrote its result.
+    pub(crate) unsafe fn into_result(self) -> JobResult<R> {
+        debug_assert!(self.latch.probe());
+        // SAFETY: written before the latch was set (`run_on_worker`), which
+        // the caller saw with Acquire; read once, as `self` is consumed.
+        unsafe { self.result.into_inner().assume_init() }
+    }
+}
+
+/// Marks a stack job's closure slot empty if dropped, that is, if the
+/// closure that [`StackJob::run_inline`] read out of it unwinds: the job is
+/// then dropped on the way out, and must not drop the closure a second time.
+struct EmptyOnUnwind<'a, F>(&'a UnsafeCell<Option<F>>);
+
+impl<F> Drop for EmptyOnUnwind<'_, F> {
+    fn drop(&mut self) {
+        // SAFETY: the slot holds a bitwise copy of a closure already moved
+        // out and consumed; overwriting it without dropping it is what is
+        // wanted, and nothing else touches it (run_inline's contract).
+        unsafe { std::ptr::write(self.0.get(), None) };
     }
 }

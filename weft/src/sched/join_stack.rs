@@ -44,17 +44,20 @@
 //! 2. **A half pushed is seen by the thieves, and intact.** The slot is
 //!    written before `bottom` is raised with Release; a thief reads `bottom`
 //!    with Acquire and the slot after it. A slot is only rewritten once its
-//!    index is below `top` (`bottom - top < CAPACITY` at every push), so a
-//!    thief that read a slot about to be rewritten fails its CAS.
+//!    index is below `top` (`bottom - top < CAPACITY` at every push: the
+//!    room check keeps `bottom` below `top + limit` for a `top` the owner
+//!    read earlier, and `top` only grows), so a thief that read a slot
+//!    about to be rewritten fails its CAS.
 //! 3. **Nothing is lost.** A half leaves the stack only to run: popped back
 //!    by its owner (who runs it inline), run by a wait of its owner's
 //!    (`pop_newest`: a `join` whose first half waits for its second, on one
 //!    worker, must not deadlock), stolen (the thief runs it), or shared
 //!    (pushed onto the owner's local queue, where it is a task like any
-//!    other, reclaimed or stolen by the rules of worker/). A full stack
-//!    refuses the push and `join` takes the queue path instead, as a
-//!    `queued` join (fork.rs) does from the start; that half never enters
-//!    the join stack, so nothing here concerns it.
+//!    other, reclaimed or stolen by the rules of worker/). A `join` that
+//!    finds the stack full ([`JoinStack::room`] says none) takes the queue
+//!    path instead, as one of a loop of few items (fork.rs, `Place`) does
+//!    from the start; that half never enters the join stack, so nothing
+//!    here concerns it.
 //!
 //!    The owner's `join` frames are nested, so the halves above a frame's
 //!    own were pushed by its first half and were taken back before it
@@ -69,8 +72,8 @@
 //!    with the second barrier of a forced steal).
 //!
 //! Where the process has no asymmetric barrier (barrier.rs), the owner's
-//! light fence pairs with nothing, so the stack holds no half at all: every
-//! push is refused, and `join` takes the local queue, whose own fences
+//! light fence pairs with nothing, so the stack holds no half at all: it never
+//! has room, and `join` takes the local queue, whose own fences
 //! carry the argument.
 //!
 //! Sizes: [`CAPACITY`] halves of two words, 4 KiB per seat. Join nesting is
@@ -116,11 +119,24 @@ pub(crate) struct JoinStack {
     /// An array of known length, so that indexing it needs no bounds check
     /// (two fewer instructions per push and per pop than a slice).
     slots: Box<[Slot; CAPACITY]>,
-    /// Halves the stack takes before it refuses a push: [`CAPACITY`], or
+    /// Halves the stack takes before it has no room: [`CAPACITY`], or
     /// none where the owner's light fence pairs with nothing
     /// ([`barrier::join_stacks_hold_halves`]), so that every `join` there
-    /// takes the local queue. The room check compares with it either way.
+    /// takes the local queue.
     limit: usize,
+    /// Owner only: `top + limit` for the `top` the owner last read, so that
+    /// the room check reads neither `top` (a line thieves write) nor more
+    /// than one word of its own: as `top` only grows, a push whose index is
+    /// below this bound has room. Looked at again only when an index
+    /// reaches it (`room_after_looking`). An atomic only because thieves
+    /// share the struct; Relaxed, as no other thread touches it.
+    room_end: AtomicUsize,
+}
+
+/// Where the next half goes, from [`JoinStack::room`] for
+/// [`JoinStack::push`]: not `Copy`, so that it serves one push.
+pub(crate) struct Room {
+    bottom: usize,
 }
 
 /// Where [`JoinStack::push`] put a half.
@@ -171,6 +187,7 @@ impl JoinStack {
                 .try_into()
                 .unwrap_or_else(|_| unreachable!("CAPACITY slots were made")),
             limit,
+            room_end: AtomicUsize::new(limit),
         }
     }
 
@@ -179,24 +196,51 @@ impl JoinStack {
         &self.slots[index % CAPACITY]
     }
 
-    /// Owner only: pushes a half and returns where it went (for [`pop`]),
-    /// or hands the half back if the stack is full.
+    /// Owner only: whether the stack takes another half, and if so where it
+    /// goes, for [`push`], by the bound the owner keeps (`room_end`); `None`
+    /// when `bottom` reached it, and then [`room_after_looking`] settles it.
+    /// A separate step, so that a `join` that finds no room takes another
+    /// path from the start (fork.rs), and the common one carries no "where
+    /// did it go" past its first half.
+    ///
+    /// [`push`]: JoinStack::push
+    /// [`room_after_looking`]: JoinStack::room_after_looking
+    #[inline(always)]
+    pub(crate) fn room(&self) -> Option<Room> {
+        // Relaxed: both are the owner's own.
+        let bottom = self.bottom.load(Ordering::Relaxed);
+        let room_end = self.room_end.load(Ordering::Relaxed);
+        (distance(bottom, room_end) > 0).then_some(Room { bottom })
+    }
+
+    /// Owner only: [`room`](JoinStack::room) once `bottom` reached the
+    /// bound: reads `top` again and moves the bound. The stack is full, or
+    /// thieves took halves since the last look (each look then serves as
+    /// many pushes as they took), or the stack holds no halves at all.
+    #[cold]
+    pub(crate) fn room_after_looking(&self) -> Option<Room> {
+        // Relaxed: `bottom` is the owner's own; a stale `top` is smaller
+        // than the real one, so the bound errs on the side of "full".
+        let bottom = self.bottom.load(Ordering::Relaxed);
+        let top = self.top_end.top.load(Ordering::Relaxed);
+        let room_end = top.wrapping_add(self.limit);
+        self.room_end.store(room_end, Ordering::Relaxed);
+        (distance(bottom, room_end) > 0).then_some(Room { bottom })
+    }
+
+    /// Owner only: pushes a half where `room` said it goes, and returns
+    /// its index (for [`pop`]) and whether it is alone.
     ///
     /// [`pop`]: JoinStack::pop
     ///
     /// # Safety
     /// `job` must come from `StackJob::as_job_ref` (its data word is a
-    /// pointer), and only the seat's owner may call `push`, `pop` and
-    /// `take_oldest`.
+    /// pointer), only the seat's owner may call `room`, `push`, `pop` and
+    /// `take_oldest`, and `room` came from [`room`](JoinStack::room) with
+    /// none of them called since.
     #[inline(always)]
-    pub(crate) unsafe fn push(&self, job: JobRef) -> Result<Pushed, JobRef> {
-        // Relaxed: `bottom` is the owner's own; a stale `top` is smaller than
-        // the real one, so the room check errs on the side of "full".
-        let bottom = self.bottom.load(Ordering::Relaxed);
-        let top = self.top_end.top.load(Ordering::Relaxed);
-        if distance(top, bottom) >= self.limit as isize {
-            return Err(job);
-        }
+    pub(crate) unsafe fn push(&self, room: Room, job: JobRef) -> Pushed {
+        let bottom = room.bottom;
         // SAFETY: forwarded from this function's contract.
         let (data, run) = unsafe { job.into_stack_words() };
         let slot = self.slot(bottom);
@@ -209,10 +253,24 @@ impl JoinStack {
         // needs this look at `top` to follow the store of `bottom`.
         barrier::light();
         let top = self.top_end.top.load(Ordering::Relaxed);
-        Ok(Pushed {
+        Pushed {
             index: bottom,
             alone: top == bottom,
-        })
+        }
+    }
+
+    /// [`room`](JoinStack::room) then [`push`](JoinStack::push), handing
+    /// the half back if the stack is full (the tests' and models' push).
+    ///
+    /// # Safety
+    /// As for [`push`](JoinStack::push).
+    #[cfg(test)]
+    pub(crate) unsafe fn try_push(&self, job: JobRef) -> Result<Pushed, JobRef> {
+        match self.room().or_else(|| self.room_after_looking()) {
+            // SAFETY: forwarded from this function's contract.
+            Some(room) => Ok(unsafe { self.push(room, job) }),
+            None => Err(job),
+        }
     }
 
     /// Owner only: takes back the half at `index`, which the caller pushed
@@ -413,7 +471,7 @@ mod tests {
         let stack = JoinStack::with_limit(0);
         for id in 1..4 {
             // SAFETY: this thread is the owner; the data word is a pointer.
-            match unsafe { stack.push(halves.half(id)) } {
+            match unsafe { stack.try_push(halves.half(id)) } {
                 Ok(_) => panic!("a stack of no room took a half"),
                 Err(job) => assert_eq!(halves.id_of(job), id),
             }
@@ -429,7 +487,7 @@ mod tests {
         let mut indexes = Vec::new();
         for id in 1..=CAPACITY {
             // SAFETY: as above.
-            match unsafe { stack.push(halves.half(id)) } {
+            match unsafe { stack.try_push(halves.half(id)) } {
                 Ok(pushed) => {
                     assert_eq!(pushed.alone, id == 1);
                     indexes.push(pushed.index);
@@ -438,7 +496,7 @@ mod tests {
             }
         }
         // SAFETY: as above.
-        match unsafe { stack.push(halves.half(CAPACITY + 1)) } {
+        match unsafe { stack.try_push(halves.half(CAPACITY + 1)) } {
             Ok(_) => panic!("a full stack took a half"),
             Err(job) => assert_eq!(halves.id_of(job), CAPACITY + 1),
         }

@@ -31,7 +31,7 @@ fn id_of(job: JobRef) -> usize {
 fn push(stack: &JoinStack, id: usize) -> usize {
     // SAFETY: the model's thread is the stack's only owner, and the half's
     // data word is a pointer (see `half`).
-    match unsafe { stack.push(half(id)) } {
+    match unsafe { stack.try_push(half(id)) } {
         Ok(pushed) => pushed.index,
         Err(_) => panic!("the models stay within capacity"),
     }

@@ -4,6 +4,7 @@
 //! through its sleep slot (it may be parked while helping), any other thread
 //! by unparking it.
 
+use std::ptr::NonNull;
 use std::sync::Arc;
 
 use crate::facade::thread::{self, Thread};
@@ -31,8 +32,10 @@ enum Owner {
     /// is set (the owner waits for it). One pointer rather than its
     /// registry and index: `join` builds a latch on every call, and the
     /// setter, which runs once per stolen half, reads the two itself.
+    /// Never null, which tells the variants apart (the other variant lies
+    /// beside it), so that building a worker's latch stores no tag.
     Worker {
-        worker: *const WorkerThread,
+        worker: NonNull<WorkerThread>,
         /// The fiber the owner's task runs on, null if none: its cell,
         /// alive while the owner waits (fiber.rs).
         fiber: *const FiberCell,
@@ -40,6 +43,10 @@ enum Owner {
     /// A thread outside the pool, blocked in `thread::park`.
     Thread(Thread),
 }
+
+// The worker's pointer is the tag: no word of its own (see `Owner::Worker`).
+#[cfg(not(loom))]
+const _: () = assert!(std::mem::size_of::<Owner>() == 2 * std::mem::size_of::<usize>());
 
 /// A latch that wakes the thread that made it.
 pub(crate) struct OwnerLatch {
@@ -73,7 +80,7 @@ impl OwnerLatch {
         OwnerLatch {
             done: AtomicBool::new(false),
             owner: Owner::Worker {
-                worker,
+                worker: NonNull::from(worker),
                 fiber: worker.fibers().current_cell(),
             },
         }
@@ -116,7 +123,7 @@ impl Latch for OwnerLatch {
                     // The owner's worker is alive while it waits, and its
                     // index and registry are never written after it starts,
                     // so reading them from this thread races with nothing.
-                    let owner: &WorkerThread = &**worker;
+                    let owner: &WorkerThread = worker.as_ref();
                     let index = owner.index();
                     // The cell too must outlive the store: a reference of
                     // our own, taken while the owner still waits.

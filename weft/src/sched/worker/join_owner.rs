@@ -4,7 +4,7 @@
 
 use crate::sched::barrier;
 use crate::sched::job::JobRef;
-use crate::sched::join_stack::JoinStack;
+use crate::sched::join_stack::{JoinStack, Room};
 
 use super::*;
 
@@ -16,41 +16,58 @@ impl WorkerThread {
         unsafe { &*self.join_stack }
     }
 
-    /// Leaves `join`'s second half on this seat's join stack (join_stack.rs),
-    /// or, if the stack is full, on the local queue as an uncounted job.
-    /// Returns its index on the join stack if it went there; [`pop_join`]
-    /// then says whether it came back. With `outermost_to_queue`, a half
-    /// that finds this seat's join stack and local queue empty moves on to
-    /// the local queue at once, and [`pop_join`] then says it did not come
-    /// back (fork.rs, `Place`).
+    /// Whether this seat's join stack takes another half, and where
+    /// ([`push_join`]), by the bound its owner keeps: `None` asks
+    /// [`join_room_after_looking`](WorkerThread::join_room_after_looking).
+    ///
+    /// [`push_join`]: WorkerThread::push_join
+    #[inline(always)]
+    pub(crate) fn join_room(&self) -> Option<Room> {
+        self.join_stack().room()
+    }
+
+    /// [`join_room`](WorkerThread::join_room) settled by a look at the
+    /// stack's `top`: `None` when the stack is full (or holds no halves at
+    /// all: join_stack.rs), where `join` leaves its half on the local queue.
+    #[cold]
+    pub(crate) fn join_room_after_looking(&self) -> Option<Room> {
+        self.join_stack().room_after_looking()
+    }
+
+    /// Leaves `join`'s second half on this seat's join stack (join_stack.rs)
+    /// where `room` says, and returns its index: [`pop_join`] then says
+    /// whether it came back. With `outermost_to_queue`, a half that finds
+    /// this seat's join stack and local queue empty moves on to the local
+    /// queue at once, and [`pop_join`] then says it did not come back
+    /// (fork.rs, `Place`).
     ///
     /// # Safety
-    /// `job` must come from `StackJob::as_job_ref`, with that contract.
+    /// `job` must come from `StackJob::as_job_ref`, with that contract, and
+    /// `room` from [`join_room`](WorkerThread::join_room) with nothing
+    /// pushed onto or taken from the join stack by this thread since.
     ///
     /// [`pop_join`]: WorkerThread::pop_join
     #[inline(always)]
-    pub(crate) unsafe fn push_join(&self, job: JobRef, outermost_to_queue: bool) -> Option<usize> {
+    pub(crate) unsafe fn push_join(
+        &self,
+        room: Room,
+        job: JobRef,
+        outermost_to_queue: bool,
+    ) -> usize {
         let stack = self.join_stack();
         // SAFETY: forwarded from this function's contract; this is the
         // seat's thread, the stack's owner.
-        match unsafe { stack.push(job) } {
-            Ok(pushed) => {
-                // A push onto a stack that holds older halves is covered
-                // by the notify of the push that made it non-empty (sleep.rs,
-                // rule covered-stack).
-                if pushed.alone {
-                    self.first_half_pushed(outermost_to_queue);
-                }
-                if stack.take_request() {
-                    self.share_oldest_half();
-                }
-                Some(pushed.index)
-            }
-            Err(job) => {
-                self.push_uncounted(job);
-                None
-            }
+        let pushed = unsafe { stack.push(room, job) };
+        // A push onto a stack that holds older halves is covered by the
+        // notify of the push that made it non-empty (sleep.rs, rule
+        // covered-stack).
+        if pushed.alone {
+            self.first_half_pushed(outermost_to_queue);
         }
+        if stack.take_request() {
+            self.share_oldest_half();
+        }
+        pushed.index
     }
 
     /// Takes back the half the caller pushed at `index` with [`push_join`].
@@ -90,9 +107,15 @@ impl WorkerThread {
     /// asks (the share's `publish` notifies too; a share that finds the
     /// half already taken by force leaves an empty stack, which needs no
     /// notify).
+    ///
+    /// Inside a future's poll the `next` slot may hold a future that poll
+    /// woke: it goes where thieves see it now, as the half's `join` may run
+    /// long, and no job goes to the slot while the join stack holds this
+    /// half (future/spawn.rs, `schedule`), so `join` need not look again.
     #[cold]
     #[inline(never)]
     fn first_half_pushed(&self, outermost_to_queue: bool) {
+        self.flush_next();
         if outermost_to_queue && self.local.is_empty() {
             self.share_oldest_half();
         } else {

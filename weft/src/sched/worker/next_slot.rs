@@ -25,9 +25,12 @@ impl Drop for PollGuard<'_> {
 
 impl WorkerThread {
     /// Whether a job woken now may go to the `next` slot: a future's poll is
-    /// running on this worker.
-    pub(crate) fn is_polling(&self) -> bool {
-        self.polling.get()
+    /// running on this worker, and it is not inside a `join` whose second
+    /// half is on the join stack (that `join` may run the half for long once
+    /// the first returns, and pops it back without a look at the slot:
+    /// fork.rs).
+    pub(crate) fn may_fill_next(&self) -> bool {
+        self.polling.get() && self.join_stack().is_empty()
     }
 
     /// Marks the running job as a future's poll until the guard drops.
