@@ -21,8 +21,10 @@
 //! reference to the poll it queues.
 //!
 //! Where a poll is queued: a wake from a poll on a worker of the task's pool
-//! goes to that worker's `next` slot (it runs right after the poll); a wake
-//! from a closure task on such a worker, to its local queue; a future that
+//! goes to that worker's `next` slot (it runs right after the poll), unless
+//! the poll is inside a `join` whose second half is on the join stack (that
+//! half may run long first: the local queue then); a wake from a closure
+//! task on such a worker, to its local queue; a future that
 //! woke itself during its poll (as `yield_async` does), to the worker's yield
 //! queue, behind its other work; a wake from anywhere else, to the global queue.
 //!
@@ -437,8 +439,8 @@ where
 
 /// Queues a poll of `task`, which the caller just moved from IDLE to
 /// SCHEDULED: on a worker of the task's pool, in its `next` slot if a poll is
-/// running there (the woken future runs right after it), else on its local
-/// queue; anywhere else on that pool's global queue. A pool that was closed
+/// running there outside a `join`'s first half (the woken future runs right
+/// after it: `WorkerThread::may_fill_next`), else on its local queue; anywhere else on that pool's global queue. A pool that was closed
 /// meanwhile cannot run it any more: the future is dropped here.
 fn schedule<F>(task: PollRef<F>)
 where
