@@ -505,4 +505,35 @@ mod tests {
         }
         assert!(stack.is_empty());
     }
+
+    #[test]
+    fn room_taken_from_the_top_comes_back_after_a_look() {
+        let halves = Halves::new();
+        let stack = JoinStack::with_limit(CAPACITY);
+        for id in 1..=CAPACITY {
+            // SAFETY: as above.
+            assert!(unsafe { stack.try_push(halves.half(id)) }.is_ok());
+        }
+        // Two halves leave from the top (as a share does): the quick check
+        // still says no, by the bound it keeps, and a look at `top` finds
+        // room for exactly two more, which go on the ring's freed slots.
+        for id in 1..=2 {
+            let taken = stack.take_oldest().expect("the oldest half");
+            assert_eq!(halves.id_of(taken), id);
+        }
+        assert!(stack.room().is_none());
+        for id in [0, CAPACITY + 1] {
+            // SAFETY: as above.
+            match unsafe { stack.try_push(halves.half(id)) } {
+                Ok(pushed) => assert!(!pushed.alone),
+                Err(_) => panic!("refused with room left"),
+            }
+        }
+        assert!(stack.room().is_none() && stack.room_after_looking().is_none());
+        // The newest half is the last pushed, and it comes back.
+        assert_eq!(
+            stack.pop_newest().map(|job| halves.id_of(job)),
+            Some(CAPACITY + 1)
+        );
+    }
 }
