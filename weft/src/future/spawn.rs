@@ -440,7 +440,8 @@ where
 /// Queues a poll of `task`, which the caller just moved from IDLE to
 /// SCHEDULED: on a worker of the task's pool, in its `next` slot if a poll is
 /// running there outside a `join`'s first half (the woken future runs right
-/// after it: `WorkerThread::may_fill_next`), else on its local queue; anywhere else on that pool's global queue. A pool that was closed
+/// after it: `WorkerThread::may_fill_next`), else on its local queue;
+/// anywhere else on that pool's global queue. A pool that was closed
 /// meanwhile cannot run it any more: the future is dropped here.
 fn schedule<F>(task: PollRef<F>)
 where

@@ -236,8 +236,9 @@ impl JoinStack {
     /// # Safety
     /// `job` must come from `StackJob::as_job_ref` (its data word is a
     /// pointer), only the seat's owner may call `room`, `push`, `pop` and
-    /// `take_oldest`, and `room` came from [`room`](JoinStack::room) with
-    /// none of them called since.
+    /// `take_oldest`, and `room` came from [`room`](JoinStack::room) or
+    /// [`room_after_looking`](JoinStack::room_after_looking) with none of
+    /// them called since.
     #[inline(always)]
     pub(crate) unsafe fn push(&self, room: Room, job: JobRef) -> Pushed {
         let bottom = room.bottom;

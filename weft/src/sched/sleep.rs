@@ -83,7 +83,13 @@
 //! seat's local and yield queues (the spare seats of `weft::blocking`
 //! included, once started) and the pinned queues. A worker's `next` slot
 //! (worker/next_slot.rs) is not one and needs no wake: only its owner takes from it,
-//! and the owner is running the poll that filled it and takes it next.
+//! and the owner is running the poll that filled it and takes it next. A
+//! poll that joins may run the join's second half first, for long: the
+//! slot is filled only while the join stack is empty (`may_fill_next`),
+//! and the push that makes the stack non-empty empties it onto the local
+//! queue (worker/join_owner.rs, `first_half_pushed`), as `reclaim_or_wait`
+//! does for a half taken off the stack (fork.rs): a publish, which
+//! notifies, so the job is made visible before the owner turns away.
 //!
 //! "Made visible" covers every path that puts a task in such a queue, not
 //! only a spawn: a task moved from one queue to another is made visible

@@ -43,8 +43,10 @@ impl WorkerThread {
     ///
     /// # Safety
     /// `job` must come from `StackJob::as_job_ref`, with that contract, and
-    /// `room` from [`join_room`](WorkerThread::join_room) with nothing
-    /// pushed onto or taken from the join stack by this thread since.
+    /// `room` from [`join_room`](WorkerThread::join_room) or
+    /// [`join_room_after_looking`](WorkerThread::join_room_after_looking)
+    /// with nothing pushed onto or taken from the join stack by this thread
+    /// since.
     ///
     /// [`pop_join`]: WorkerThread::pop_join
     #[inline(always)]
