@@ -414,7 +414,10 @@ impl Pool {
     ///
     /// Fails with [`BuildError::GlobalAlreadyInitialized`] if the global
     /// pool exists or is being built, or a maker was set before. A `make`
-    /// that panics panics the free function that needed the pool.
+    /// that panics panics the free function that needed the pool, and the
+    /// next one to need it calls `make` again. `make` must not use the
+    /// global pool itself (a free function called outside any pool): that
+    /// would wait for the build it is in.
     ///
     /// ```
     /// fn three_workers() -> weft::Pool {
