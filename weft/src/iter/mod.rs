@@ -520,15 +520,23 @@ pub trait ParallelIterator: Sized + Send {
     /// [module docs](crate::iter)); the fuse costs a relaxed load per item.
     ///
     /// ```
+    /// use std::panic::{catch_unwind, AssertUnwindSafe};
     /// use std::sync::atomic::{AtomicUsize, Ordering};
     /// use weft::prelude::*;
+    /// // One thread runs the items, so that how many run after the panic
+    /// // does not depend on how the threads were scheduled: with more, the
+    /// // others may have run them all while the panicking one waited for a
+    /// // core.
+    /// let pool = weft::Pool::builder().workers(1).build().unwrap();
     /// let seen = AtomicUsize::new(0);
-    /// let result = std::panic::catch_unwind(|| {
-    ///     (0..1_000_000u32).into_par_iter().panic_fuse().for_each(|x| {
-    ///         seen.fetch_add(1, Ordering::Relaxed);
-    ///         assert!(x != 10, "ten");
+    /// let result = catch_unwind(AssertUnwindSafe(|| {
+    ///     pool.install(|| {
+    ///         (0..1_000_000u32).into_par_iter().panic_fuse().for_each(|x| {
+    ///             seen.fetch_add(1, Ordering::Relaxed);
+    ///             assert!(x != 10, "ten");
+    ///         })
     ///     })
-    /// });
+    /// }));
     /// assert!(result.is_err());
     /// assert!(seen.into_inner() < 1_000_000);
     /// ```
