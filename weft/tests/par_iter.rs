@@ -4150,30 +4150,53 @@ fn any_find_any_position_any_and_all_stop_the_work() {
 const PANIC_LEN: usize = 1_000_000;
 const PANIC_AT: usize = 10;
 
+/// How many times a panic test runs its loop before it says the loop did
+/// not stop: one run may see every item run with no fault in the loop (the
+/// thread that panicked lost its core while the others ran the rest), so
+/// the test asks that at least one of several runs stops early.
+const PANIC_TRIES: usize = 6;
+
+/// Runs `attempt` (which returns how many items ran) until a run stops
+/// before every item ran, and fails after `PANIC_TRIES` runs that did not.
+/// The pieces not yet started when an item panicked must not run; how
+/// many did start is a matter of timing, and under a loaded machine so is
+/// whether any was left, which is why one early stop in several suffices
+/// and a loop that never stops still fails every time.
+fn stops_in_some_try(what: &str, ctx: &str, mut attempt: impl FnMut() -> usize) {
+    let mut counts = Vec::new();
+    for _ in 0..PANIC_TRIES {
+        let ran = attempt();
+        if ran < PANIC_LEN {
+            return;
+        }
+        counts.push(ran);
+    }
+    panic!(
+        "{what}: every item ran after the panic in each of {PANIC_TRIES} runs ({ctx}): {counts:?}"
+    );
+}
+
 /// Runs `run` on every worker count with a closure that counts the items
 /// it sees and panics on `PANIC_AT`; `run` hands it the items of
-/// `0..PANIC_LEN`. The panic must reach the caller before every item ran,
-/// and leave the pool usable.
+/// `0..PANIC_LEN`. The panic must reach the caller, the loop must stop
+/// before every item ran (in one of a few runs: `stops_in_some_try`), and
+/// the pool must stay usable.
 fn a_panic_stops_the_loop(what: &str, run: impl Fn(&(dyn Fn(usize) + Sync)) + Sync) {
     quiet_planned_panics();
     for &workers in &WORKERS {
         let ctx = format!("len {PANIC_LEN}, panic at {PANIC_AT}, workers {workers}");
-        let ran = AtomicUsize::new(0);
-        let hit = |i: usize| {
-            ran.fetch_add(1, Ordering::Relaxed);
-            if i == PANIC_AT {
-                panic::panic_any(Planned(i));
-            }
-        };
-        let result = panic::catch_unwind(AssertUnwindSafe(|| on(workers, || run(&hit))));
-        assert_eq!(planned(result, what, &ctx), Planned(PANIC_AT), "{ctx}");
-        // The pieces not yet started when it panicked did not run. How many
-        // did is a matter of timing; that not all did is not.
-        let ran = ran.into_inner();
-        assert!(
-            ran < PANIC_LEN,
-            "{what}: every item ran after the panic ({ctx})"
-        );
+        stops_in_some_try(what, &ctx, || {
+            let ran = AtomicUsize::new(0);
+            let hit = |i: usize| {
+                ran.fetch_add(1, Ordering::Relaxed);
+                if i == PANIC_AT {
+                    panic::panic_any(Planned(i));
+                }
+            };
+            let result = panic::catch_unwind(AssertUnwindSafe(|| on(workers, || run(&hit))));
+            assert_eq!(planned(result, what, &ctx), Planned(PANIC_AT), "{ctx}");
+            ran.into_inner()
+        });
         assert_pool_works(workers, &ctx);
     }
 }
@@ -4191,28 +4214,29 @@ fn a_panic_in_map_collect_reaches_the_caller_and_stops_the_loop() {
     for &workers in &WORKERS {
         let ctx = format!("len {PANIC_LEN}, panic at {PANIC_AT}, workers {workers}");
         for unindexed in [false, true] {
-            let ran = AtomicUsize::new(0);
-            let result = panic::catch_unwind(AssertUnwindSafe(|| {
-                on(workers, || {
-                    let mapped = (0..PANIC_LEN).into_par_iter().map(|i| {
-                        ran.fetch_add(1, Ordering::Relaxed);
-                        if i == PANIC_AT {
-                            panic::panic_any(Planned(i));
-                        }
-                        i.to_string()
-                    });
-                    let out: Vec<String> = if unindexed {
-                        mapped.filter(|_| true).collect()
-                    } else {
-                        mapped.collect()
-                    };
-                    out.len()
-                })
-            }));
             let ctx = format!("{ctx}, unindexed {unindexed}");
-            assert_eq!(planned(result, "collect", &ctx), Planned(PANIC_AT), "{ctx}");
-            let ran = ran.into_inner();
-            assert!(ran < PANIC_LEN, "every item ran after the panic ({ctx})");
+            stops_in_some_try("collect", &ctx, || {
+                let ran = AtomicUsize::new(0);
+                let result = panic::catch_unwind(AssertUnwindSafe(|| {
+                    on(workers, || {
+                        let mapped = (0..PANIC_LEN).into_par_iter().map(|i| {
+                            ran.fetch_add(1, Ordering::Relaxed);
+                            if i == PANIC_AT {
+                                panic::panic_any(Planned(i));
+                            }
+                            i.to_string()
+                        });
+                        let out: Vec<String> = if unindexed {
+                            mapped.filter(|_| true).collect()
+                        } else {
+                            mapped.collect()
+                        };
+                        out.len()
+                    })
+                }));
+                assert_eq!(planned(result, "collect", &ctx), Planned(PANIC_AT), "{ctx}");
+                ran.into_inner()
+            });
             assert_pool_works(workers, &ctx);
         }
     }
