@@ -112,8 +112,8 @@ pub(crate) fn in_worker<R: Send>(op: impl FnOnce() -> R + Send) -> R {
 /// worker's own, or outside any pool the free-function pool): the pool's
 /// searchers keep searching for `window`, so that the next loop finds one
 /// awake (`Registry::linger`).
-pub(crate) fn linger_after_loop(window: std::time::Duration) {
-    with_current_pool(|pool| pool.linger(window));
+pub(crate) fn linger_after_loop() {
+    with_current_pool(|pool| pool.linger());
 }
 
 /// Whether the calling thread is a worker (of any pool).

@@ -97,13 +97,86 @@ where
     let b = |migrated| b(FnContext { migrated });
     match WorkerThread::current() {
         Some(worker) => fork::join_on(worker, a, b, false, place),
-        // `move`: `place` captured by reference would be stored to the
-        // frame on every call, worker path included.
-        None => {
-            crate::api::on_workers::install(&crate::api::global::free_function_pool(), move || {
-                let worker = WorkerThread::current().expect("install runs on a worker");
-                fork::join_on(worker, a, b, true, place)
-            })
+        None => join_from_outside(a, b, place),
+    }
+}
+
+/// [`join_context_with`] called outside any pool: both closures run in the
+/// global pool while the caller waits. Such calls come one after another
+/// (each of rayon's parallel loops is one, through the rayon-core
+/// stand-in), so the pool's searchers may linger for the next
+/// (`Registry::linger_after_join_from_outside`), from before the caller
+/// learns of the result: a window opened once the caller has woken would
+/// find the workers parked. Not inlined: the worker path's frame then
+/// holds nothing of this one.
+#[inline(never)]
+fn join_from_outside<A, B, RA, RB>(a: A, b: B, place: fork::Place) -> (RA, RB)
+where
+    A: FnOnce(bool) -> RA + Send,
+    B: FnOnce(bool) -> RB + Send,
+    RA: Send,
+    RB: Send,
+{
+    // `move`: `place` captured by reference would be stored to the frame.
+    crate::api::on_workers::install(&crate::api::global::free_function_pool(), move || {
+        let worker = WorkerThread::current().expect("install runs on a worker");
+        let out = fork::join_on(worker, a, b, true, place);
+        worker.registry_arc().linger_after_join_from_outside();
+        out
+    })
+}
+
+// Not under loom: pools are built there only inside the models.
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use crate::sched::registry::LINGER_WINDOW;
+    use crate::Pool;
+
+    fn window_ns() -> u64 {
+        u64::try_from(LINGER_WINDOW.as_nanos()).unwrap()
+    }
+
+    /// A `join` from outside any pool opens a linger window in the global
+    /// pool before it returns, when that pool's workers fit the cores (its
+    /// size comes from the environment: the test looks which it is). Other
+    /// tests may open windows in the same pool at the same time, but a
+    /// window's end only moves later, so the end this join set is a floor.
+    #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "the global pool at this machine's size: covered natively"
+    )]
+    fn a_join_from_outside_leaves_the_global_pool_lingering() {
+        let pool = crate::api::global::free_function_pool();
+        let (_, before) = pool.linger_end_and_now();
+        assert_eq!(crate::join(|| 1, || 2), (1, 2));
+        let (end, _) = pool.linger_end_and_now();
+        if pool.num_workers() <= std::thread::available_parallelism().map_or(1, usize::from) {
+            assert!(
+                end >= before + window_ns(),
+                "the window ends at {end} ns, before the join's start ({before} ns) plus the window"
+            );
         }
+    }
+
+    /// The rule itself, on pools of known sizes: a pool whose workers fit
+    /// the cores lingers after a `join` from outside, one with more
+    /// workers than cores does not.
+    #[test]
+    fn only_a_pool_whose_workers_fit_the_cores_lingers_after_a_join_from_outside() {
+        let cores = std::thread::available_parallelism().map_or(1, usize::from);
+        let fits = Pool::builder().workers(1).build().unwrap();
+        let (_, before) = fits.registry().linger_end_and_now();
+        fits.registry().linger_after_join_from_outside();
+        let (end, _) = fits.registry().linger_end_and_now();
+        assert!(end >= before + window_ns(), "1 worker: no window opened");
+        let crowded = Pool::builder().workers(cores + 1).build().unwrap();
+        crowded.registry().linger_after_join_from_outside();
+        assert_eq!(
+            crowded.registry().linger_end_and_now().0,
+            0,
+            "{} workers on {cores} cores opened a window",
+            cores + 1
+        );
     }
 }

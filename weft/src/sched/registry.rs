@@ -295,21 +295,33 @@ pub(crate) struct Registry {
     /// parallel loop just ran here (`Registry::linger`), as nanoseconds
     /// since `epoch`; 0 when no loop asked.
     linger_until: AtomicU64,
+    /// Whether every worker can have a core of its own: only then does a
+    /// `join` from outside open a linger window
+    /// (`linger_after_join_from_outside`).
+    workers_fit_cores: bool,
     epoch: std::time::Instant,
     /// This pool's futures that went pending, for the sweep when it is dropped.
     pub(crate) parked: ParkedTasks,
 }
 
-/// How many workers may search in a linger window (sleep.rs, invariant
-/// 3): one thread fewer than the cores, since the loop that opened it is
-/// called again by a thread that folds its front (iter/plumbing/outside.rs,
-/// `shares`); a searcher more would only take a core from the loop.
-#[cfg_attr(loom, allow(dead_code))]
-fn linger_searching() -> usize {
-    std::thread::available_parallelism()
-        .map_or(1, usize::from)
-        .saturating_sub(1)
-        .max(1)
+/// How long a pool's searchers keep searching after a parallel call from
+/// outside it ended, or after a loop on a worker started to split
+/// (`Registry::linger`): programs make such calls one after another, and
+/// on the 2-core VM a worker woken from its park took 23 us to arrive, as
+/// long as a 100k-element sum takes alone. Bounded, and only after such a
+/// call: an idle pool still parks.
+pub(crate) const LINGER_WINDOW: Duration = Duration::from_micros(50);
+
+/// The cores this process may run on; also how many workers may search in
+/// a linger window (sleep.rs, invariant 3). The next call needs that many
+/// at once when its caller blocks (`join` from outside: rayon's parallel
+/// iterators, through the rayon-core stand-in, make one per loop), and
+/// where the caller folds beside the pool (weft's loops from outside:
+/// iter/plumbing/outside.rs) the searcher beyond its helpers costs it
+/// little, as a searcher in the window yields its core between sweeps
+/// (worker/search.rs).
+fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, usize::from)
 }
 
 impl Registry {
@@ -324,6 +336,7 @@ impl Registry {
         hooks: Hooks,
     ) -> Registry {
         let seats = stealers.len();
+        let cores = cores();
         // Before any thread of the pool starts (see barrier.rs).
         barrier::init();
         Registry {
@@ -335,7 +348,7 @@ impl Registry {
             suspend_budget: SuspendBudget::new(hooks.fibers.max_suspended),
             pinned: (0..workers).map(|_| Injector::new()).collect(),
             spares,
-            sleep: Sleep::new(seats, max_searching).with_linger_searching(linger_searching()),
+            sleep: Sleep::new(seats, max_searching).with_linger_searching(cores),
             counters: (0..seats).map(|_| CachePadded::default()).collect(),
             stats: (0..seats).map(|_| CachePadded::default()).collect(),
             external_pushed: CachePadded::new(AtomicU64::new(0)),
@@ -353,6 +366,7 @@ impl Registry {
             discarded: AtomicU64::new(0),
             hooks,
             linger_until: AtomicU64::new(0),
+            workers_fit_cores: workers <= cores,
             epoch: std::time::Instant::now(),
             parked: ParkedTasks::default(),
         }
@@ -493,29 +507,61 @@ impl Registry {
             == self.workers_started.load(Ordering::SeqCst)
     }
 
-    /// A parallel loop called from outside the pool has just ended here,
-    /// or one called on a worker has started to split (iter/plumbing/mod.rs,
-    /// "On a worker"): programs call such loops one after another, and a
-    /// worker that is
-    /// still searching when the next one arrives takes it without the
-    /// wake-up the loop would otherwise wait for (on the 2-core VM, 23 us,
-    /// as long as a 100k-element sum). So for `window` searchers keep
-    /// searching past the spin time, and as many idle workers may search
-    /// as such a loop has helpers (sleep.rs, invariant 3: for a bounded
-    /// time, and only after a loop).
-    #[cfg_attr(loom, allow(dead_code))]
-    pub(crate) fn linger(&self, window: Duration) {
-        let until = self.epoch.elapsed().saturating_add(window);
+    /// A parallel call from outside the pool is ending here (a loop, or a
+    /// `join`, which is how rayon's loops reach the pool), or a loop
+    /// called on a worker has started to split (iter/plumbing/mod.rs, "On
+    /// a worker"): programs make such calls one after another, and a
+    /// worker that is still searching when the next one arrives takes it
+    /// without the wake-up it would otherwise wait for. So for
+    /// [`LINGER_WINDOW`] searchers keep searching past the spin time, and
+    /// as many idle workers may search as there are cores (sleep.rs,
+    /// invariant 3: for a bounded time, and only after such a call).
+    pub(crate) fn linger(&self) {
+        // Under loom no window opens (`is_lingering`): the models explore
+        // the protocol with the bound that binds least, and the clock would
+        // make their runs differ.
+        if cfg!(loom) {
+            return;
+        }
+        let until = self.epoch.elapsed().saturating_add(LINGER_WINDOW);
         let until = u64::try_from(until.as_nanos()).unwrap_or(u64::MAX);
         // Relaxed: a hint about how long to spin; no data rides on it.
         self.linger_until.fetch_max(until, Ordering::Relaxed);
     }
 
+    /// A `join` called from outside the pool is ending here: its caller
+    /// blocked on it, and programs make such calls one after another (each
+    /// of rayon's parallel loops is one, through the rayon-core stand-in),
+    /// so the pool lingers ([`Registry::linger`]) if its workers fit the
+    /// cores. In a pool of more workers than cores it does not: there the
+    /// searchers that stay take part in the next call at once, the
+    /// fan-out of its steals wakes the rest, and the call's threads share
+    /// the cores; an early-exit search (rayon's `find_any` at 8 workers on
+    /// 2 cores) then saw 2.1M items a call instead of 340k, for 4x the
+    /// time (docs/RAYON.md).
+    pub(crate) fn linger_after_join_from_outside(&self) {
+        if self.workers_fit_cores {
+            self.linger();
+        }
+    }
+
+    /// Where the latest linger window ends, as nanoseconds since `epoch`
+    /// (0: none opened yet), and how far `epoch` is behind now: for tests
+    /// that a window opened, which cannot use `is_lingering` (a window
+    /// ends on its own, and a loaded machine may let it end before the
+    /// test looks).
+    #[cfg(all(test, not(loom)))]
+    pub(crate) fn linger_end_and_now(&self) -> (u64, u64) {
+        let now = u64::try_from(self.epoch.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        (self.linger_until.load(Ordering::Relaxed), now)
+    }
+
     /// Whether a linger window (`Registry::linger`) is open now: then the
-    /// linger bound of searchers applies (sleep.rs, invariant 3). A clock read only in
-    /// a pool that has run a parallel loop from outside.
+    /// linger bound of searchers applies (sleep.rs, invariant 3). A clock
+    /// read only in a pool that has run a parallel call from outside or a
+    /// loop that split.
     pub(crate) fn is_lingering(&self) -> bool {
-        // Under loom nothing opens a window (parallel loops are not built
+        // Under loom nothing opens a window (`linger` returns at once
         // there), and the load would be one more branch point of the models
         // on every idle step, enough to push the deepest past loom's limit.
         if cfg!(loom) {

@@ -190,18 +190,20 @@
 //! ### The linger window
 //!
 //! The spin time itself is the pool's (`Builder::spin`), lengthened for
-//! 50 us after a parallel loop called from outside the pool ended, or
-//! after one called on a worker started to split (`Registry::linger`: the
-//! next such loop then finds its workers awake instead of waiting for
-//! wake-ups). During that window the bound is the workers such a loop is
-//! cut for, one fewer than the cores (its caller folds too:
-//! iter/plumbing/outside.rs, `shares`), at least one and at most every
-//! seat (`Sleep::with_linger_searching`), instead of `max_searching`: the
-//! next loop's helpers are there at once, and a searcher more would only
-//! take time slices from the loop. In a pool of more than twice as many
-//! workers as cores the window's bound is below `max_searching`, on
-//! purpose: searchers beyond the loop's helpers would spin through the
-//! window on cores the loop needs.
+//! 50 us after a parallel call from outside the pool ended (one of weft's
+//! loops, or a `join`, which is how rayon's loops reach the pool through
+//! the rayon-core stand-in), or after a loop called on a worker started to
+//! split (`Registry::linger`: the next such call then finds its workers
+//! awake instead of waiting for wake-ups). During that window the bound is
+//! one searcher per core, at least one and at most every seat
+//! (`Sleep::with_linger_searching`), instead of `max_searching`: a call
+//! whose caller blocks (`join`) needs that many at once, and a searcher
+//! past the pool's spin time yields its core between sweeps
+//! (worker/search.rs), so where the caller folds beside the pool (weft's
+//! loops from outside) the one searcher beyond the loop's helpers takes
+//! little from it. In a pool of more than twice as many workers as cores
+//! the window's bound is below `max_searching`, on purpose: searchers
+//! beyond the cores would spin through the window on cores the loop needs.
 //!
 //! Still bounded: by the window, which only such a loop opens, so an idle
 //! pool parks once it has passed. The argument does not depend on the

@@ -348,13 +348,6 @@ fn few_items<P: Producer>(producer: &P) -> bool {
 /// clock read a chunk, wherever it is called from.
 const ALONE_FOR: Duration = Duration::from_micros(2);
 
-/// After a loop from outside a pool that the pool took part in, its
-/// searchers keep searching this long (`Registry::linger`): programs call
-/// such loops one after another, and on the 2-core VM a worker woken from
-/// its park took 23 us to arrive, as long as a 100k-element sum takes
-/// alone. Bounded, and only after a loop: an idle pool still parks.
-const LINGER: Duration = Duration::from_micros(50);
-
 /// How many more times a piece may split without evidence of idle
 /// workers (the splitting rule in the module docs).
 #[derive(Clone, Copy)]
@@ -581,13 +574,13 @@ impl<'c, C> Drive<'c, C> {
                 // The pool's searchers keep searching through this loop and
                 // a while after: a helper that finishes its piece before the
                 // loop ends is then still searching when the next starts.
-                crate::api::global::linger_after_loop(LINGER);
+                crate::api::global::linger_after_loop();
                 let split = self.run(rest, offset, budget, false);
                 self.push(&mut folded, split);
                 if self.shared.load(Ordering::Relaxed) {
                     // Other workers took part: they linger for the next
                     // loop, which then finds them searching, not parked.
-                    crate::api::global::linger_after_loop(LINGER);
+                    crate::api::global::linger_after_loop();
                 }
                 return self.finish(folded, 0);
             }

@@ -29,7 +29,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use super::{at, chunk_len, next_chunk, Budget, Consumer, Drive, Folded, Producer};
-use super::{few_items, ALONE_FOR, CHUNK_TARGET, FIRST_CHUNK, LINGER};
+use super::{few_items, ALONE_FOR, CHUNK_TARGET, FIRST_CHUNK};
 use crate::facade::lock;
 use crate::sched::unwind::drop_contained;
 
@@ -469,7 +469,7 @@ impl<'r, 'd, 'c, P: Producer, C: Consumer<P::Item>> Handoff<'r, 'd, 'c, P, C> {
             }
         }
         // The pool took part: its searchers linger for the next loop.
-        crate::api::global::linger_after_loop(LINGER);
+        crate::api::global::linger_after_loop();
         // Acquire: pairs with the task's Release store (`run_remote`).
         let watching = Instant::now();
         while !self.remote.done.load(Ordering::Acquire) {

@@ -134,12 +134,17 @@ impl WorkerThread {
                 return Search::GaveUp;
             }
             first_sweep = false;
-            if waits_for_half {
+            if waits_for_half || (!contended && searched >= self.registry.hooks.spin) {
                 // The owner answers at its next join, which it reaches
                 // sooner with this core if the two share one (more
-                // workers than cores). std's yield even under loom: it has
-                // no memory effect, and as a loom step it made the models
-                // explore half as long again for nothing.
+                // workers than cores). Past the pool's spin time a search
+                // that lost no race goes on only in a linger window
+                // (`Registry::linger`), whose bound lets a searcher stay
+                // for every core: the thread that makes the next call, or
+                // folds its front, may need this one. std's yield even
+                // under loom: it has no memory effect, and as a loom step
+                // it made the models explore half as long again for
+                // nothing.
                 std::thread::yield_now();
             } else {
                 std::hint::spin_loop();
