@@ -23,6 +23,24 @@ const STOLEN_HALF_WATCH: Duration = Duration::from_micros(20);
 #[cfg(loom)]
 const STOLEN_HALF_WATCH: Duration = Duration::ZERO;
 
+/// How long a worker whose `join` half was stolen spins on that half's
+/// latch before its task suspends (or, where it cannot, before it helps):
+/// about what the suspension costs (a switch to another fiber that runs
+/// the worker loop, its look at the queues, a switch back), so the spin
+/// costs at most that, and a half of a few hundred nanoseconds (a piece
+/// of a small parallel loop) ends within it. docs/TUNING.md has the
+/// measurement.
+#[cfg(not(loom))]
+const STOLEN_HALF_SPIN: Duration = Duration::from_micros(2);
+
+/// Under loom, as `STOLEN_HALF_WATCH`: real time would make the models'
+/// runs differ, and the spin only saves time.
+#[cfg(loom)]
+const STOLEN_HALF_SPIN: Duration = Duration::ZERO;
+
+/// Rounds of the spin between two reads of the clock.
+const SPINS_PER_CLOCK_READ: u32 = 16;
+
 impl WorkerThread {
     /// Runs tasks until `done()` holds. Used for the worker's whole life (with
     /// "the pool terminates" as the condition) and by every wait on a worker.
@@ -32,12 +50,21 @@ impl WorkerThread {
 
     /// As [`WorkerThread::wait_until`], for a `join` whose second half was
     /// stolen: that half is running on another worker right now, and its end
-    /// is what this worker waits for. When this worker would park, it first
+    /// is what this worker waits for. It first spins on that end for up to
+    /// [`STOLEN_HALF_SPIN`], while to the wake protocol it is still a
+    /// worker running its task (it neither searches nor sleeps, and its
+    /// queues stay open to thieves). When this worker would park, it first
     /// watches for that end for up to [`STOLEN_HALF_WATCH`] (see
     /// [`WorkerThread::sleep_unless`]): at the tail of a fork-join tree two
     /// workers hand the work back and forth, and a park per hand-off would put
     /// a wake-up on the critical path each time.
     pub(crate) fn wait_for_stolen_half(&self, done: &dyn Fn() -> bool) {
+        if spin_until(done, STOLEN_HALF_SPIN) {
+            // Back to the joining task, which may run long: a poll run
+            // before the wait may have filled the `next` slot.
+            self.flush_next();
+            return;
+        }
         if self.fibers.suspend_until(self, done, None, true).is_none() {
             self.wait_loop(done, None, STOLEN_HALF_WATCH);
         }
@@ -253,5 +280,25 @@ impl LoopState {
         } else {
             LoopState::Working
         }
+    }
+}
+
+/// Spins until `done` holds or `limit` passes; returns whether `done` held.
+/// A zero `limit` looks at nothing (under loom, not even one step more).
+fn spin_until(done: &dyn Fn() -> bool, limit: Duration) -> bool {
+    if limit.is_zero() {
+        return false;
+    }
+    let started = Instant::now();
+    let mut spins = 0u32;
+    loop {
+        if done() {
+            return true;
+        }
+        spins = spins.wrapping_add(1);
+        if spins % SPINS_PER_CLOCK_READ == 0 && started.elapsed() >= limit {
+            return done();
+        }
+        std::hint::spin_loop();
     }
 }
