@@ -227,7 +227,13 @@
 //! after the sweep that rule *give-up* asks for, not before, so to the
 //! protocol it is a registered sleeper slow to block, which the arguments
 //! above allow for: work queued meanwhile finds it registered and wakes a
-//! sleeper, and a wake delivered to it ends the watch.
+//! sleeper, and a wake delivered to it ends the watch. Before any of that,
+//! such a worker spins on the half's latch for up to ~2 us
+//! (`STOLEN_HALF_SPIN`) before its task suspends: it is then a worker
+//! running its task, neither searching nor sleeping, which invariant 1
+//! asks only to look at the queues before it next sleeps (it does, in the
+//! loop it reaches if the spin ends without the half), and its own queues
+//! stay open to thieves meanwhile.
 //!
 //! # Suspended tasks
 //!
