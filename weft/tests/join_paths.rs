@@ -816,3 +816,102 @@ fn scopes_and_joins_nest_in_each_other() {
     });
     assert_eq!(count.load(SeqCst), 51);
 }
+
+/// A payload whose drop panics.
+struct BombPayload;
+
+impl Drop for BombPayload {
+    fn drop(&mut self) {
+        panic::panic_any("the payload's drop panicked");
+    }
+}
+
+// Waits for stolen halves (the spin, then a suspension) race the pool's
+// drop: outside threads keep spawning tasks that join (64 workers on this
+// machine's cores, so halves are stolen and owners wait), start hooks
+// spawn such tasks too, and some tasks panic in a first half whose second
+// half was taken, with a payload whose drop panics. The drop returns after
+// every accepted task ran exactly once, and every panic reached the
+// handler.
+#[test]
+fn stolen_half_waits_race_the_pools_drop() {
+    const SPAWNERS: usize = 4;
+    const PANIC_EVERY: usize = 16;
+    for round in 0..3 {
+        let accepted = Arc::new(AtomicUsize::new(0));
+        let ran = Arc::new(AtomicUsize::new(0));
+        let panicking = Arc::new(AtomicUsize::new(0));
+        let handled = Arc::new(AtomicUsize::new(0));
+        let pool = {
+            let (accepted, ran, handled) = (accepted.clone(), ran.clone(), handled.clone());
+            Pool::builder()
+                .workers(64)
+                .on_thread_start(move |index| {
+                    if index % 16 == 0 {
+                        accepted.fetch_add(1, SeqCst);
+                        let ran = ran.clone();
+                        weft::spawn(move || {
+                            assert_eq!(fib(14), fib_serial(14));
+                            ran.fetch_add(1, SeqCst);
+                        });
+                    }
+                })
+                .panic_handler(move |payload| {
+                    handled.fetch_add(1, SeqCst);
+                    drop(payload);
+                })
+                .build()
+                .expect("pool")
+        };
+        let spawners: Vec<_> = (0..SPAWNERS)
+            .map(|spawner| {
+                let handle = pool.handle();
+                let (accepted, ran, panicking) = (accepted.clone(), ran.clone(), panicking.clone());
+                thread::spawn(move || {
+                    for i in 0.. {
+                        let panics = (i + spawner) % PANIC_EVERY == 0;
+                        let ran = ran.clone();
+                        let task = move || {
+                            ran.fetch_add(1, SeqCst);
+                            if panics {
+                                weft::join(
+                                    || {
+                                        thread::sleep(Duration::from_micros(200));
+                                        panic::panic_any(BombPayload)
+                                    },
+                                    || fib(12),
+                                );
+                            } else {
+                                assert_eq!(fib(16), fib_serial(16));
+                            }
+                        };
+                        match handle.spawn(task) {
+                            Ok(()) => {
+                                accepted.fetch_add(1, SeqCst);
+                                if panics {
+                                    panicking.fetch_add(1, SeqCst);
+                                }
+                            }
+                            Err(_) => break,
+                        }
+                    }
+                })
+            })
+            .collect();
+        // Let the spawners get going, then drop the pool under them.
+        assert!(
+            eventually(DEADLINE, || accepted.load(SeqCst) >= 64),
+            "the spawners never got going"
+        );
+        drop(pool);
+        for spawner in spawners {
+            spawner.join().expect("a spawner panicked");
+        }
+        assert_eq!(ran.load(SeqCst), accepted.load(SeqCst), "round {round}");
+        assert_eq!(
+            handled.load(SeqCst),
+            panicking.load(SeqCst),
+            "round {round}"
+        );
+    }
+}

@@ -110,8 +110,8 @@ pub(crate) fn in_worker<R: Send>(op: impl FnOnce() -> R + Send) -> R {
 
 /// After a parallel loop that this thread shared with its pool (the
 /// worker's own, or outside any pool the free-function pool): the pool's
-/// searchers keep searching for `window`, so that the next loop finds one
-/// awake (`Registry::linger`).
+/// searchers keep searching for the linger window, so that the next loop
+/// finds one awake (`Registry::linger`).
 pub(crate) fn linger_after_loop() {
     with_current_pool(|pool| pool.linger());
 }
