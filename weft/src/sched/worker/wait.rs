@@ -284,21 +284,25 @@ impl LoopState {
 }
 
 /// Spins until `done` holds or `limit` passes; returns whether `done` held.
-/// A zero `limit` looks at nothing (under loom, not even one step more).
+/// A zero `limit` looks at nothing (under loom, not even one step more);
+/// a half that ended already costs no clock read.
 fn spin_until(done: &dyn Fn() -> bool, limit: Duration) -> bool {
     if limit.is_zero() {
         return false;
     }
+    if done() {
+        return true;
+    }
     let started = Instant::now();
     let mut spins = 0u32;
     loop {
+        std::hint::spin_loop();
         if done() {
             return true;
         }
         spins = spins.wrapping_add(1);
         if spins % SPINS_PER_CLOCK_READ == 0 && started.elapsed() >= limit {
-            return done();
+            return false;
         }
-        std::hint::spin_loop();
     }
 }
