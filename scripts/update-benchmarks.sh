@@ -29,6 +29,12 @@ if [ -z "${WEFT_BENCH_SKIP_RUN:-}" ]; then
     cargo run --release -p weft-bench -- --out docs/bench/one-worker \
         --only join/fib --only join/tree-sum --only join/quicksort --workers 1 \
         --peers rayon,chili,forte --reps "$reps" > /dev/null || status=$?
+    # rayon's own code on weft through rayon-core/ (the drop-in), beside
+    # rayon on its own rayon-core and weft's prelude, in one run: the loop
+    # shapes and the join rows at 1, 2 and 8 workers.
+    cargo run --release -p weft-bench -- --out docs/bench/rayon-on-weft \
+        --only par --only join/fib --only join/quicksort --workers 1,2,8 \
+        --peers rayon,rayon-on-weft --reps "$reps" > /dev/null || status=$?
 fi
 [ -f docs/bench/report.md ] || { echo "no report in docs/bench" >&2; exit 1; }
 
@@ -70,6 +76,16 @@ cpu_model=$(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2- | sed
         echo "an unstolen join pays its bookkeeping alone: \`weft-bench --only join/fib"
         echo "--only join/tree-sum --only join/quicksort --workers 1 --peers rayon,chili,forte\`."
         tail -n +2 docs/bench/one-worker/report.md | sed -E 's/^(#+) /#\1 /; s#\]\(([^)/]+\.svg)\)#](bench/one-worker/\1)#g'
+    fi
+    if [ -f docs/bench/rayon-on-weft/report.md ]; then
+        echo
+        echo "# rayon's code on weft"
+        echo
+        echo "A fourth run: the same rayon source on rayon's own rayon-core (\`rayon\`) and"
+        echo "on weft through rayon-core/ (\`rayon-on-weft\`, a second build of"
+        echo "weft-bench), beside weft's prelude: \`weft-bench --only par --only join/fib"
+        echo "--only join/quicksort --workers 1,2,8 --peers rayon,rayon-on-weft\`."
+        tail -n +2 docs/bench/rayon-on-weft/report.md | sed -E 's/^(#+) /#\1 /; s#\]\(([^)/]+\.svg)\)#](bench/rayon-on-weft/\1)#g'
     fi
 } > docs/BENCHMARKS.md
 echo "wrote docs/BENCHMARKS.md"
