@@ -6,6 +6,7 @@
 mod chart;
 mod child;
 mod latch;
+mod paired;
 mod rayon_on_weft;
 mod record;
 mod report;
@@ -90,6 +91,13 @@ enum Sub {
     /// on a traced weft pool; write trace.json (Perfetto UI, chrome://tracing)
     /// and timeline.svg.
     Trace(trace_cmd::TraceArgs),
+    /// Compare a few columns on one case in interleaved children: every
+    /// round runs one child of each column in turn, and each column's
+    /// figure and CPU time are divided by the first column's of the same
+    /// round (medians over the rounds). A column may be another build of
+    /// weft-bench (`PATH:SCHEDULER`), to judge a change against the code
+    /// before it.
+    Paired(paired::PairedArgs),
 }
 
 /// The scenario list for --help, one line each, plus what stands in for
@@ -147,6 +155,7 @@ fn main() -> ExitCode {
     match cli.child {
         Some(Sub::Child(args)) => child::run(args),
         Some(Sub::Trace(args)) => trace_cmd::run(args),
+        Some(Sub::Paired(args)) => paired::run(args),
         None => suite(cli),
     }
 }

@@ -119,7 +119,16 @@ pub fn run(plan: &Plan) -> Vec<Record> {
             (true, Some(apart)) => apart,
             _ => &exe,
         };
-        let record = run_child(child_exe, plan, job);
+        let size = job.case.size(plan.mode);
+        let record = run_child(
+            child_exe,
+            job.case,
+            job.sched,
+            job.workers,
+            size,
+            job.rep,
+            plan.timeout,
+        );
         if record.status == Status::Failed {
             bar.println(format!(
                 "FAILED {} {} {}w rep {}: {}",
@@ -146,24 +155,35 @@ pub fn run(plan: &Plan) -> Vec<Record> {
     records
 }
 
-fn run_child(exe: &std::path::Path, plan: &Plan, job: &Job) -> Record {
-    let size = job.case.size(plan.mode);
+/// Runs one measurement in a child process of `exe` (this binary, or
+/// another build of weft-bench) and returns the record it printed, or a
+/// failed record that says why there is none; a child running past
+/// `timeout` is killed.
+pub fn run_child(
+    exe: &std::path::Path,
+    case: &Case,
+    sched: SchedKind,
+    workers: usize,
+    size: u64,
+    rep: usize,
+    timeout: Duration,
+) -> Record {
     let failed = |why: String| {
-        let mut r = empty_record(job.case, job.sched, job.workers, job.rep, size);
+        let mut r = empty_record(case, sched, workers, rep, size);
         r.status = Status::Failed;
         r.note = why;
         r
     };
     let spawned = Command::new(exe)
-        .args(["child", "--scenario", job.case.scenario])
-        .args(["--variant", job.case.variant, "--sched", job.sched.name()])
+        .args(["child", "--scenario", case.scenario])
+        .args(["--variant", case.variant, "--sched", sched.name()])
         .args([
             "--workers",
-            &job.workers.to_string(),
+            &workers.to_string(),
             "--size",
             &size.to_string(),
         ])
-        .args(["--rep", &job.rep.to_string()])
+        .args(["--rep", &rep.to_string()])
         // Keep the panic message at the end of stderr, not a backtrace.
         .env("RUST_BACKTRACE", "0")
         .stdin(Stdio::null())
@@ -184,7 +204,7 @@ fn run_child(exe: &std::path::Path, plan: &Plan, job: &Job) -> Record {
     };
     let out = drain(Box::new(child.stdout.take().expect("piped stdout")));
     let err = drain(Box::new(child.stderr.take().expect("piped stderr")));
-    let deadline = Instant::now() + plan.timeout;
+    let deadline = Instant::now() + timeout;
     let status = loop {
         match child.try_wait() {
             Ok(Some(status)) => break Some(status),
@@ -207,7 +227,7 @@ fn run_child(exe: &std::path::Path, plan: &Plan, job: &Job) -> Record {
     match status {
         None => failed(format!(
             "timed out after {} s (deadlock or far too slow)",
-            plan.timeout.as_secs()
+            timeout.as_secs()
         )),
         Some(s) if !s.success() => failed(format!("child exited with {s}: {}", tail(&stderr))),
         Some(_) => match stdout.lines().last().map(serde_json::from_str::<Record>) {

@@ -130,3 +130,46 @@ fn smoke_run_reports_every_scenario_on_every_scheduler() {
     assert_eq!(sums.len(), 1, "mandelbrot checksums differ: {sums:?}");
     let _ = std::fs::remove_dir_all(&out);
 }
+
+/// `paired` runs its columns in interleaved children and prints one row a
+/// column, the first divided by itself.
+#[test]
+fn paired_prints_a_row_a_column_with_ratios_to_the_first() {
+    let run = Command::new(env!("CARGO_BIN_EXE_weft-bench"))
+        .args([
+            "paired",
+            "--scenario",
+            "join/fib",
+            "--size",
+            "12",
+            "--rounds",
+            "2",
+        ])
+        .args(["--column", "weft", "--column", "rayon"])
+        .output()
+        .expect("run weft-bench paired");
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert!(
+        run.status.success(),
+        "paired failed:\n{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let rows: Vec<&str> = stdout.lines().filter(|l| l.starts_with("| ")).collect();
+    assert_eq!(rows.len(), 3, "a header and two columns:\n{stdout}");
+    assert!(rows[1].starts_with("| weft | ") && rows[1].contains("| 1.000 [1.000-1.000] |"));
+    assert!(rows[2].starts_with("| rayon | ") && rows[2].ends_with("| 0 |"));
+    // A scheduler that cannot run the case is refused before any round.
+    let refused = Command::new(env!("CARGO_BIN_EXE_weft-bench"))
+        .args([
+            "paired",
+            "--scenario",
+            "join/fib",
+            "--column",
+            "weft",
+            "--column",
+            "tokio",
+        ])
+        .output()
+        .expect("run weft-bench paired");
+    assert!(!refused.status.success());
+}
