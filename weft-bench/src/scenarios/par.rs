@@ -155,7 +155,16 @@ pub fn cases() -> Vec<Case> {
             about: "size loops in a row, each (0..1000).into_par_iter().map(hash & 0xFFFF).sum::<u64>(), all called from one task on a worker (inside scope, as code under install calls them): a loop too small to pay for a steal, called from inside the pool; timed: the size loops, median of 5 per child; figure: wall per loop; every sum checked",
             unit: "us/loop",
             sizes: [20, 10_000, 10_000],
-            run: |kind, workers, loops| on_peer!(kind, small_loops(workers, loops as usize)),
+            run: |kind, workers, loops| on_peer!(kind, small_loops(workers, loops as usize, 1_000)),
+            ..map_collect
+        },
+        Case {
+            scenario: "par/small-loops",
+            variant: "in-pool 20k",
+            about: "as the in-pool row, with 20,000 items a loop (tens of microseconds): a loop long enough to split, short enough that a helper's steal and the owner's wait for it weigh; figure: wall per loop",
+            unit: "us/loop",
+            sizes: [10, 1_000, 2_000],
+            run: |kind, workers, loops| on_peer!(kind, small_loops(workers, loops as usize, 20_000)),
             ..map_collect
         },
         Case {
@@ -737,13 +746,12 @@ fn slow_items<L: Loops>(workers: usize, items: usize) -> Measured {
         .with("items", items as f64)
 }
 
-fn small_loops<L: Loops>(workers: usize, loops: usize) -> Measured {
-    const ITEMS: usize = 1_000;
-    let expected: u64 = (0..ITEMS).map(small_item).sum();
+fn small_loops<L: Loops>(workers: usize, loops: usize, items: usize) -> Measured {
+    let expected: u64 = (0..items).map(small_item).sum();
     let run = || {
         L::in_pool(|| {
             (0..loops)
-                .filter(|_| black_box(L::small_sum(black_box(ITEMS))) != expected)
+                .filter(|_| black_box(L::small_sum(black_box(items))) != expected)
                 .count()
         })
     };
@@ -759,7 +767,7 @@ fn small_loops<L: Loops>(workers: usize, loops: usize) -> Measured {
     );
     Measured::new(wall, cpu, ns_per(wall, loops as u64) / 1e3)
         .with("loops", loops as f64)
-        .with("items_per_loop", ITEMS as f64)
+        .with("items_per_loop", items as f64)
         .with("cpu_us_per_loop", ns_per(cpu, loops as u64) / 1e3)
 }
 
