@@ -34,10 +34,11 @@
 //!
 //! A piece that stops splitting (a *leaf*) is folded a chunk at a time,
 //! each chunk sized to take a few microseconds (`CHUNK_TARGET`), and
-//! between two chunks it offers work: it answers a searcher's request for
-//! one of the halves on its worker's join stack (so that the searcher need
-//! not take it by force), and when workers search with nothing to take, it
-//! splits its rest as above. So an unbalanced loop rebalances on demand,
+//! between two chunks it offers work: it shares the oldest of the halves
+//! on its worker's join stack when a searcher asked for one or workers are
+//! searching (so that a searcher neither waits a chunk for its answer nor
+//! takes the half by force), and when workers search with nothing to take,
+//! it splits its rest as above. So an unbalanced loop rebalances on demand,
 //! and a balanced one pays a clock read per chunk.
 //!
 //! A leaf whose producer keeps a state per piece (`fold`'s accumulator,
@@ -312,9 +313,9 @@ where
 }
 
 /// A leaf folds its items a chunk at a time, and between two chunks looks
-/// whether idle workers want some of its work (`offer_work`): it answers a
-/// searcher's request for a join half, and splits its rest when searchers
-/// have nothing to take. Chunks are sized to take about this long: well
+/// whether idle workers want some of its work (`offer_work`): it shares a
+/// join half with searchers, and splits its rest when searchers have
+/// nothing to take. Chunks are sized to take about this long: well
 /// inside the 20 us a searcher asks before it takes a half by force
 /// (sched/worker/search.rs, `ASK_BEFORE_STEALING`), and long enough that the clock
 /// reads and the look (tens of nanoseconds) are noise.

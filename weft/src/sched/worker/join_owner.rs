@@ -84,19 +84,33 @@ impl WorkerThread {
     }
 
     /// A point where the running task can give work away (a parallel loop
-    /// between two chunks of its items): answers a searcher's request for
-    /// a join half as the next `join` would (join_stack.rs), so the
-    /// searcher need not take it by force, and returns whether workers are
-    /// searching with nothing of this worker's to take, in which case the
-    /// caller may split off more.
+    /// between two chunks of its items): shares the oldest half of this
+    /// seat's join stack when a searcher asked for it, as the next `join`
+    /// would (join_stack.rs), or when workers are searching and none of
+    /// this seat's shared work is still waiting on the local queue; returns
+    /// whether workers are searching with nothing of this worker's to take,
+    /// in which case the caller may split off more.
+    ///
+    /// Sharing unasked saves the round trip of a request: a searcher that
+    /// sees the half asks at once, but its owner, inside a chunk of a few
+    /// microseconds, answers only at the chunk's end, and in a loop of
+    /// tens of microseconds that wait is a fifth of the loop
+    /// (docs/PARALLEL.md, "A loop of about 15 us in a pool"). The share is
+    /// the owner's own move, the one a request would have made (a
+    /// request is a hint, never a condition), and `publish` notifies for
+    /// it as rule covered-stack asks. At most one shared half waits on the
+    /// local queue this way: the next chunk's look finds it there if no
+    /// searcher has taken it, and shares nothing more.
     #[inline]
     #[cfg_attr(loom, allow(dead_code))]
     pub(crate) fn offer_work(&self) -> bool {
         let stack = self.join_stack();
-        if stack.take_request() {
+        let searchers = self.registry.sleep.has_searchers();
+        let asked = stack.take_request();
+        if asked || (searchers && !stack.is_empty() && self.local.is_empty()) {
             self.share_oldest_half();
         }
-        stack.is_empty() && self.local.is_empty() && self.registry.sleep.has_searchers()
+        searchers && stack.is_empty() && self.local.is_empty()
     }
 
     /// A push made the join stack non-empty. With the local queue empty

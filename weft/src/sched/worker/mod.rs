@@ -15,8 +15,8 @@
 //!   takes its next task from its own queues and the shared ones;
 //! * `next_slot.rs`: the futures' slot, a woken future run right after the
 //!   poll that woke it;
-//! * `join_owner.rs`: the owner's side of the seat's join stack, and the
-//!   answer to a searcher that asked for a half (`offer_work`);
+//! * `join_owner.rs`: the owner's side of the seat's join stack, and what a
+//!   running loop hands to searchers between its chunks (`offer_work`);
 //! * `wait.rs`: a task's wait, the wait for a stolen half, and sleeping
 //!   through the wake/park protocol (sleep.rs);
 //! * `search.rs`: sweeping other queues, and when to take a half by force.
