@@ -90,6 +90,16 @@ pub fn cases() -> Vec<Case> {
         needs: PAR,
         run: |kind, workers, n| on_peer!(kind, map_collect(workers, n as usize)),
     };
+    let small_in_pool = Case {
+        scenario: "par/small-loops",
+        variant: "in-pool",
+        about: "size loops in a row, each (0..1000).into_par_iter().map(hash & 0xFFFF).sum::<u64>(), all called from one task on a worker (inside scope, as code under install calls them): a loop too small to pay for a steal, called from inside the pool; timed: the size loops, median of 5 per child; figure: wall per loop; every sum checked",
+        unit: "us/loop",
+        higher_is_better: false,
+        sizes: [20, 10_000, 10_000],
+        needs: PAR,
+        run: |kind, workers, loops| on_peer!(kind, small_loops(workers, loops as usize, 1_000)),
+    };
     vec![
         sum_1k,
         Case {
@@ -149,23 +159,13 @@ pub fn cases() -> Vec<Case> {
             run: |kind, workers, items| on_peer!(kind, slow_items(workers, items as usize)),
             ..map_collect
         },
+        small_in_pool,
         Case {
-            scenario: "par/small-loops",
-            variant: "in-pool",
-            about: "size loops in a row, each (0..1000).into_par_iter().map(hash & 0xFFFF).sum::<u64>(), all called from one task on a worker (inside scope, as code under install calls them): a loop too small to pay for a steal, called from inside the pool; timed: the size loops, median of 5 per child; figure: wall per loop; every sum checked",
-            unit: "us/loop",
-            sizes: [20, 10_000, 10_000],
-            run: |kind, workers, loops| on_peer!(kind, small_loops(workers, loops as usize, 1_000)),
-            ..map_collect
-        },
-        Case {
-            scenario: "par/small-loops",
             variant: "in-pool 20k",
             about: "as the in-pool row, with 20,000 items a loop (tens of microseconds): a loop long enough to split, short enough that a helper's steal and the owner's wait for it weigh; figure: wall per loop",
-            unit: "us/loop",
             sizes: [10, 1_000, 2_000],
             run: |kind, workers, loops| on_peer!(kind, small_loops(workers, loops as usize, 20_000)),
-            ..map_collect
+            ..small_in_pool
         },
         Case {
             scenario: "par/word-counts",
