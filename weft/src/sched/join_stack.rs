@@ -13,14 +13,15 @@
 //! takes its oldest half itself and pushes it onto its local queue, where
 //! thieves steal it as any task ([`JoinStack::take_oldest`], worker/join_owner.rs
 //! `share_oldest_half`). In fork-join code the next `join` comes within
-//! nanoseconds. A parallel loop's piece, which may fold for microseconds
-//! between two `join`s, also looks between its chunks, and there shares its
-//! oldest half unasked while workers are searching (worker/join_owner.rs,
-//! `offer_work`): a share is the owner's own take, asked for or not. When it does not come (a first half that runs long without
+//! nanoseconds. When it does not come (a first half that runs long without
 //! joining again), the searcher stops asking after a bounded time and steals
 //! the half itself with [`JoinStack::steal`]; so a long first half never
 //! holds its second half back for longer than that (no serialization, the
-//! heartbeat schedulers' failure).
+//! heartbeat schedulers' failure). A parallel loop's piece, which folds for
+//! microseconds between two `join`s, also looks between its chunks, and
+//! there shares its oldest half unasked while workers are searching
+//! (worker/join_owner.rs, `offer_work`): a share is the owner's own take,
+//! asked for or not.
 //!
 //! # Invariants, and why they hold
 //!
