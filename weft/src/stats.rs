@@ -64,8 +64,11 @@ pub struct WorkerStats {
     pub tasks_stolen: u64,
     /// Attempts to steal from another worker's queue that got nothing.
     pub failed_steals: u64,
-    /// Second halves of its `join`s it moved to its queue because an idle
-    /// worker asked for work (then taken there like any task).
+    /// Second halves of its `join`s it moved to its queue for idle workers
+    /// (then taken there like any task, or taken back by this worker):
+    /// because one asked, because the half was the running task's
+    /// outermost, or, between a parallel loop's chunks, because workers were
+    /// searching.
     pub join_halves_shared: u64,
     /// Second halves of other workers' `join`s it took by force, when the
     /// owner did not answer a request in time (counted in `tasks_stolen`).

@@ -11,7 +11,8 @@ pub(crate) struct WorkerCounters {
     pub(crate) stolen: AtomicU64,
     pub(crate) failed_steals: AtomicU64,
     /// Join halves this seat moved from its join stack to its local queue
-    /// because a searcher asked.
+    /// for searchers: asked for, `join`'s outermost half, or a loop's
+    /// offer between chunks.
     pub(crate) halves_shared: AtomicU64,
     /// Join halves this seat took from another seat's join stack by force
     /// (counted in `stolen` too).

@@ -6,10 +6,11 @@
 //! once. If nobody took the second by then, the worker pops it back and
 //! runs it inline: the common case costs a push and a pop with no atomic
 //! read-modify-write, no fence and no allocation. Idle workers learn of the
-//! pushed half through the protocol's light notify (sleep.rs, "Light
-//! pushes") and take it by asking the owner or, after a bounded wait, by
-//! force, so a long first half never keeps its second half from an idle
-//! worker (the serialization of heartbeat schedulers).
+//! pushed half through the notify of the push that made the join stack
+//! non-empty (sleep.rs, "Join stacks", rule covered-stack) and take it by
+//! asking the owner or, after a bounded wait, by force, so a long first
+//! half never keeps its second half from an idle worker (the
+//! serialization of heartbeat schedulers).
 //!
 //! Where the second closure goes is the caller's choice ([`Place`]). The
 //! join stack's owner answers a searcher's request at its next `join`; a
@@ -18,8 +19,9 @@
 //! join stack and the local queue empty) goes to the local queue at once,
 //! where thieves take it without asking and without the barrier of a
 //! forced steal, at the cost of the queue's fences (once per task, not
-//! per nested join). A parallel loop's pieces answer requests between
-//! their chunks themselves, and keep every half on the join stack. The
+//! per nested join). A parallel loop's pieces keep every half on the join
+//! stack and hand the oldest to searchers between their chunks themselves
+//! (worker/join_owner.rs, `offer_work`). The
 //! halves of a loop of few items, each of which may block its thread, all
 //! go to the local queue, the path a full join stack takes.
 
@@ -37,8 +39,8 @@ pub(crate) enum Place {
     /// The join stack, except the running task's outermost half, which
     /// goes to the local queue at once (`join`).
     JoinStack,
-    /// The join stack always: the caller answers requests itself
-    /// (a parallel loop's pieces, between chunks).
+    /// The join stack always: the caller hands halves to searchers itself
+    /// (a parallel loop's pieces, between chunks: `offer_work`).
     JoinStackOnly,
     /// The local queue (a parallel loop of few items).
     LocalQueue,

@@ -463,16 +463,17 @@ impl Sleep {
         }
     }
 
-    /// Whether more workers search than may do so on their own: a woken
-    /// worker whose first sweep found nothing then stops instead of spinning.
     /// Whether some worker is searching for work right now. Relaxed: a
-    /// hint for a running task deciding whether to split work off; a stale
-    /// answer costs one split too many or one chunk's delay.
+    /// hint for a running task deciding whether to split work off or share
+    /// a join half; a stale answer costs one split or share too many, or
+    /// one chunk's delay.
     #[cfg_attr(loom, allow(dead_code))]
     pub(crate) fn has_searchers(&self) -> bool {
         Counts::unpack(self.state.load(Ordering::Relaxed)).searching > 0
     }
 
+    /// Whether more workers search than may do so on their own: a woken
+    /// worker whose first sweep found nothing then stops instead of spinning.
     pub(crate) fn too_many_searching(&self, lingering: bool) -> bool {
         // Relaxed: a heuristic read; a stale value only costs one more sweep or
         // one earlier park, and parking goes through the full protocol.

@@ -30,7 +30,7 @@
 //! `Place::LocalQueue`): each item may block its thread, and a thief then
 //! takes a half without asking an owner who could not answer. Other
 //! pieces keep every half on the join stack, the outermost too
-//! (`Place::JoinStackOnly`): they answer requests between chunks.
+//! (`Place::JoinStackOnly`): they hand halves to searchers between chunks.
 //!
 //! A piece that stops splitting (a *leaf*) is folded a chunk at a time,
 //! each chunk sized to take a few microseconds (`CHUNK_TARGET`), and

@@ -1,6 +1,6 @@
 //! The owner's side of this seat's join stack (join_stack.rs): leaving a
-//! second half on it, taking it back, and answering a searcher that asked
-//! for one (`offer_work`).
+//! second half on it, taking it back, and handing one to searchers, asked
+//! for or, between a loop's chunks, unasked (`offer_work`).
 
 use crate::sched::barrier;
 use crate::sched::job::JobRef;
@@ -86,8 +86,9 @@ impl WorkerThread {
     /// A point where the running task can give work away (a parallel loop
     /// between two chunks of its items): shares the oldest half of this
     /// seat's join stack when a searcher asked for it, as the next `join`
-    /// would (join_stack.rs), or when workers are searching and none of
-    /// this seat's shared work is still waiting on the local queue; returns
+    /// would (join_stack.rs), or when workers are searching and the local
+    /// queue is empty (so that no half shared before still waits there);
+    /// returns
     /// whether workers are searching with nothing of this worker's to take,
     /// in which case the caller may split off more.
     ///
@@ -139,8 +140,9 @@ impl WorkerThread {
         }
     }
 
-    /// A searcher asked for work: the oldest half of this seat's join stack
-    /// (the largest, in divide-and-conquer) moves to the local queue, where
+    /// A searcher asked for work, or searchers are looking (`offer_work`,
+    /// `first_half_pushed`): the oldest half of this seat's join stack (the
+    /// largest, in divide-and-conquer) moves to the local queue, where
     /// thieves steal it without the heavy barrier of a forced steal.
     #[cold]
     #[inline(never)]
