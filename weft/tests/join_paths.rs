@@ -835,6 +835,51 @@ impl Drop for BombPayload {
 // handler.
 #[test]
 fn stolen_half_waits_race_the_pools_drop() {
+    race_the_pools_drop(|panics| {
+        if panics {
+            weft::join(
+                || {
+                    thread::sleep(Duration::from_micros(200));
+                    panic::panic_any(BombPayload)
+                },
+                || fib(12),
+            );
+        } else {
+            assert_eq!(fib(16), fib_serial(16));
+        }
+    });
+}
+
+// The same race with parallel loops in the tasks: loops of 20,000 items,
+// long enough to split, whose leaves hand halves to the pool's searchers
+// between chunks (worker/join_owner.rs, `offer_work`) while the pool
+// drops; some panic at an item of their second half with a payload whose
+// drop panics.
+#[test]
+fn loops_sharing_with_searchers_race_the_pools_drop() {
+    use weft::prelude::*;
+    const ITEMS: u64 = 20_000;
+    race_the_pools_drop(|panics| {
+        if panics {
+            (0..ITEMS).into_par_iter().for_each(|i| {
+                if i == ITEMS * 3 / 4 {
+                    thread::sleep(Duration::from_micros(200));
+                    panic::panic_any(BombPayload)
+                }
+            });
+        } else {
+            let sum: u64 = (0..ITEMS).into_par_iter().map(|x| x * x % 7).sum();
+            assert_eq!(sum, (0..ITEMS).map(|x| x * x % 7).sum::<u64>());
+        }
+    });
+}
+
+/// Outside threads spawn tasks running `work` (with `true`, a task that
+/// must panic with [`BombPayload`]) on a pool of 64 workers, whose start
+/// hooks spawn such tasks too, until the pool is dropped under them, three
+/// times: every accepted task ran once, and every panic reached the
+/// handler.
+fn race_the_pools_drop(work: fn(bool)) {
     const SPAWNERS: usize = 4;
     const PANIC_EVERY: usize = 16;
     for round in 0..3 {
@@ -851,7 +896,7 @@ fn stolen_half_waits_race_the_pools_drop() {
                         accepted.fetch_add(1, SeqCst);
                         let ran = ran.clone();
                         weft::spawn(move || {
-                            assert_eq!(fib(14), fib_serial(14));
+                            work(false);
                             ran.fetch_add(1, SeqCst);
                         });
                     }
@@ -873,17 +918,7 @@ fn stolen_half_waits_race_the_pools_drop() {
                         let ran = ran.clone();
                         let task = move || {
                             ran.fetch_add(1, SeqCst);
-                            if panics {
-                                weft::join(
-                                    || {
-                                        thread::sleep(Duration::from_micros(200));
-                                        panic::panic_any(BombPayload)
-                                    },
-                                    || fib(12),
-                                );
-                            } else {
-                                assert_eq!(fib(16), fib_serial(16));
-                            }
+                            work(panics);
                         };
                         match handle.spawn(task) {
                             Ok(()) => {
