@@ -126,7 +126,11 @@
 //! a share (the owner moves its oldest half to its local queue with
 //! [`Sleep::notify_work`], whose fence also publishes the halves left
 //! behind, as a batch steal's notify does) or a forced steal (the thief
-//! notifies if halves remain: `WorkerThread::forced_out`). Halves pushed
+//! notifies if halves remain: `WorkerThread::forced_out`). The owner
+//! shares at three points, each such a take and notify: answering a
+//! searcher's request, `join`'s outermost half (below), and a parallel
+//! loop's look between chunks while workers search, asked or not
+//! (worker/join_owner.rs, `offer_work`). Halves pushed
 //! in between go into a queue already visible: every look sees the whole
 //! stack, a look that sees it non-empty keeps its worker asking until it
 //! is taken down, and the cases above apply to the stack as to any queue.
