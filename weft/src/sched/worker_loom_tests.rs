@@ -354,3 +354,54 @@ fn an_outermost_half_moved_to_the_local_queue_is_stolen_under_a_blocked_first_ha
     // thief finds it at, it takes it once.
     second_half_taken_under_a_blocked_first_half(Place::JoinStack);
 }
+
+#[test]
+fn a_half_a_loop_shares_between_chunks_runs_once() {
+    // A parallel loop's look between two chunks (`offer_work`): the first
+    // half, like a loop's leaf, looks once, and shares the second half from
+    // the join stack's top to the local queue if the other worker asked or
+    // is counted as searching, while that worker may be asking, taking the
+    // half by force, or parking. Wherever the half is when someone takes
+    // it, it runs once, and nobody is left blocked.
+    loom::model(|| {
+        let runs = Arc::new(Runs::default());
+        let pool = Model::start(2);
+        let first = counted(&runs);
+        pool.inject(joining(
+            &runs,
+            move || {
+                let worker = WorkerThread::current().expect("a task runs on a worker");
+                worker.offer_work();
+                first();
+            },
+            counted(&runs),
+            Place::JoinStackOnly,
+        ));
+        assert_eq!(runs.wait_for(3), 3);
+        pool.shut_down();
+    });
+}
+
+#[test]
+fn a_half_a_loop_shares_is_taken_under_a_first_half_that_then_blocks() {
+    // As above, but the first half, after its look, blocks its thread
+    // until the second half has run: shared to the local queue or left on
+    // the join stack, the other worker must take it.
+    loom::model(|| {
+        let runs = Arc::new(Runs::default());
+        let pool = Model::start(2);
+        let waiting = Arc::clone(&runs);
+        pool.inject(joining(
+            &runs,
+            move || {
+                let worker = WorkerThread::current().expect("a task runs on a worker");
+                worker.offer_work();
+                waiting.wait_for(1);
+            },
+            counted(&runs),
+            Place::JoinStackOnly,
+        ));
+        assert_eq!(runs.wait_for(2), 2);
+        pool.shut_down();
+    });
+}

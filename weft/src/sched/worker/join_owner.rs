@@ -101,7 +101,9 @@ impl WorkerThread {
     /// request is a hint, never a condition), and `publish` notifies for
     /// it as rule covered-stack asks. At most one shared half waits on the
     /// local queue this way: the next chunk's look finds it there if no
-    /// searcher has taken it, and shares nothing more.
+    /// searcher has taken it, and shares nothing more. The loom models run
+    /// this look inside a join's first half against the other worker's
+    /// search and park (worker_loom_tests.rs, `a_half_a_loop_shares_*`).
     #[inline]
     #[cfg_attr(loom, allow(dead_code))]
     pub(crate) fn offer_work(&self) -> bool {
