@@ -177,6 +177,7 @@ pub struct Builder {
     on_thread_stop: Option<ThreadHook>,
     panic_handler: Option<PanicHandler>,
     pin_workers: bool,
+    batch_scheduling: Option<bool>,
     spawn_handler: Option<SpawnFn>,
     use_current_thread: bool,
     #[cfg(feature = "trace")]
@@ -194,6 +195,7 @@ impl fmt::Debug for Builder {
             .field("fibers", &self.fibers)
             .field("max_suspended", &self.max_suspended)
             .field("pin_workers", &self.pin_workers)
+            .field("batch_scheduling", &self.batch_scheduling_setting())
             .field("spawn_handler", &self.spawn_handler.is_some())
             .field("use_current_thread", &self.use_current_thread)
             .field("trace", &self.trace_setting())
@@ -368,6 +370,38 @@ impl Builder {
     pub fn pin_workers(mut self, pin: bool) -> Self {
         self.pin_workers = pin;
         self
+    }
+
+    /// Whether the pool's threads run under Linux's `SCHED_BATCH` policy.
+    /// Default: on. Such a thread, woken onto a core where another thread
+    /// runs, waits for that thread's time slice to end or for it to sleep
+    /// rather than preempting it; woken where a core is idle, it runs at
+    /// once, as any thread. So a pool with a core per worker runs as
+    /// before, and where more threads are runnable than there are cores (a
+    /// pool of more workers than cores, a busy machine) a worker woken to
+    /// take a piece of a loop leaves the worker that holds the rest of the
+    /// loop on its core. Turn it off for a pool whose tasks must take a busy
+    /// core from other threads the moment they are woken (latency over
+    /// throughput). Only threads under the normal policy are moved (a
+    /// spawn handler's real-time thread keeps its own), and a thread gets
+    /// its policy back when it leaves the pool. No effect on other systems,
+    /// or where the system refuses.
+    ///
+    /// ```
+    /// let pool = weft::Pool::builder()
+    ///     .workers(2)
+    ///     .batch_scheduling(false)
+    ///     .build()
+    ///     .unwrap();
+    /// assert_eq!(pool.install(|| 1 + 1), 2);
+    /// ```
+    pub fn batch_scheduling(mut self, batch: bool) -> Self {
+        self.batch_scheduling = Some(batch);
+        self
+    }
+
+    fn batch_scheduling_setting(&self) -> bool {
+        self.batch_scheduling.unwrap_or(true)
     }
 
     /// Records what each worker does — tasks run (with their names, see
@@ -612,6 +646,7 @@ impl Builder {
 
     /// `build`, with `start` starting each worker thread.
     fn build_with(self, start: &mut StartThread<'_>) -> Result<Pool, BuildError> {
+        let batch_scheduling = self.batch_scheduling_setting();
         let workers = match self.workers {
             Some(workers) => workers,
             None => default_workers()?,
@@ -672,6 +707,7 @@ impl Builder {
                 name: self.thread_name.map(Arc::from),
                 stack_size: self.stack_size,
                 workers,
+                batch_scheduling,
             },
             pin_workers: self.pin_workers,
             adopt_seat_0: self.use_current_thread,

@@ -67,6 +67,8 @@ pub(crate) struct WorkerStart {
     index: usize,
     queues: SeatQueues,
     core: Option<core_affinity::CoreId>,
+    /// The pool's thread setup, for the operating system's policy.
+    setup: ThreadSetup,
     exits: Arc<ThreadExits>,
     /// Set if this was given up unrun, for `assemble` to tell.
     abandoned: Arc<AtomicBool>,
@@ -90,6 +92,7 @@ impl WorkerStart {
         if let Some(core) = self.core {
             core_affinity::set_for_current(core);
         }
+        let _policy = self.setup.enter_policy();
         crate::sched::worker::run(self.registry, self.index, self.queues);
     }
 
@@ -177,6 +180,7 @@ pub(crate) fn assemble(
                 index,
                 queues,
                 core,
+                setup: setup.clone(),
                 exits: Arc::clone(&exits),
                 abandoned: Arc::clone(&abandoned),
             };

@@ -290,11 +290,15 @@ impl Spares {
         };
         let thread = self.threads.builder(name);
         let (thread_registry, thread_slot) = (Arc::clone(registry), Arc::clone(&slot));
+        let setup = self.threads.clone();
         registry.count_start_hook();
         // `spawn` panics on some names (an interior NUL): that counts as a
         // thread that could not start, and the panic goes to the handler.
         let spawned = panic::catch_unwind(AssertUnwindSafe(|| {
-            thread.spawn(move || spare_main(thread_registry, thread_slot, local))
+            thread.spawn(move || {
+                let _policy = setup.enter_policy();
+                spare_main(thread_registry, thread_slot, local)
+            })
         }));
         match spawned {
             Ok(Ok(handle)) => {

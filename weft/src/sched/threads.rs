@@ -1,5 +1,30 @@
-//! How a pool's threads are named and sized: one setup for the workers that
-//! `build` starts and the spare threads that start on first use.
+//! How a pool's threads are named, sized and scheduled by the operating
+//! system: one setup for the workers that `build` starts and the spare
+//! threads that start on first use.
+//!
+//! # The operating system's policy (the rule, in one place)
+//!
+//! On Linux a thread that runs a pool's tasks runs under `SCHED_BATCH`
+//! unless the builder turned it off (`Builder::batch_scheduling`): the
+//! kernel then never lets it preempt the thread running on a core when it
+//! wakes up; it takes the core when that thread's time slice ends or the
+//! thread sleeps. A woken worker still goes straight to an idle core, so
+//! where the pool has a core per worker nothing changes. Where more threads
+//! are runnable than there are cores (a pool of more workers than cores, or
+//! a busy machine), a worker woken to take a piece of a loop no longer
+//! throws the worker that holds the loop's critical piece off its core:
+//! with eight workers on two cores, rayon's `find_any` through rayon-core/
+//! scanned five times the items it needed before (docs/TUNING.md, "Woken
+//! workers that preempt the owner"). The policy changes when a thread runs,
+//! never whether: no wake is skipped and the protocol (sleep.rs) is the
+//! same.
+//!
+//! Only a thread running the normal policy (`SCHED_OTHER`) is moved, so a
+//! real-time policy that a spawn handler set is kept, and the thread gets
+//! its policy back when it leaves the pool (a spawn handler's thread may
+//! live on). Where the call fails (a sandbox that forbids it) the thread
+//! runs under the policy it had. Miri and loom cannot make the call and
+//! do not need it: their runs judge what the threads do, not when.
 
 use std::sync::Arc;
 
@@ -13,6 +38,8 @@ pub(crate) struct ThreadSetup {
     pub(crate) stack_size: Option<usize>,
     /// Seats below this are workers' (for the default names).
     pub(crate) workers: usize,
+    /// Whether the threads run under `SCHED_BATCH` (module docs).
+    pub(crate) batch_scheduling: bool,
 }
 
 impl ThreadSetup {
@@ -35,6 +62,12 @@ impl ThreadSetup {
         }
     }
 
+    /// Puts the calling thread under the pool's policy (module docs) until
+    /// the returned guard drops.
+    pub(crate) fn enter_policy(&self) -> OsPolicy {
+        OsPolicy::enter(self.batch_scheduling)
+    }
+
     /// A thread builder with `name` and the pool's stack size.
     pub(crate) fn builder(&self, name: String) -> crate::facade::thread::Builder {
         let thread = crate::facade::thread::Builder::new().name(name);
@@ -43,4 +76,67 @@ impl ThreadSetup {
             None => thread,
         }
     }
+}
+
+/// The calling thread's policy while it runs a pool's tasks; the thread
+/// gets its own back on drop (see the module docs).
+pub(crate) struct OsPolicy {
+    /// Whether this guard moved the thread to `SCHED_BATCH`, and so must
+    /// move it back.
+    moved: bool,
+}
+
+impl OsPolicy {
+    fn enter(batch: bool) -> OsPolicy {
+        OsPolicy {
+            moved: batch && batch::enter(),
+        }
+    }
+}
+
+impl Drop for OsPolicy {
+    fn drop(&mut self) {
+        if self.moved {
+            batch::leave();
+        }
+    }
+}
+
+#[cfg(all(target_os = "linux", not(miri), not(loom)))]
+mod batch {
+    /// Moves the calling thread from the normal policy to `SCHED_BATCH`;
+    /// true if it moved.
+    pub(super) fn enter() -> bool {
+        // SAFETY: `sched_getscheduler` and `sched_setscheduler` take a
+        // thread id (0: the calling thread) and, for the latter, a pointer
+        // to a `sched_param` that lives across the call; neither keeps the
+        // pointer nor touches other memory.
+        unsafe {
+            if libc::sched_getscheduler(0) != libc::SCHED_OTHER {
+                return false;
+            }
+            let param = libc::sched_param { sched_priority: 0 };
+            libc::sched_setscheduler(0, libc::SCHED_BATCH, &param) == 0
+        }
+    }
+
+    /// Moves the calling thread back to the normal policy.
+    pub(super) fn leave() {
+        let param = libc::sched_param { sched_priority: 0 };
+        // SAFETY: as in `enter`. A failure leaves the thread under
+        // `SCHED_BATCH`, which only changes when it runs.
+        unsafe {
+            libc::sched_setscheduler(0, libc::SCHED_OTHER, &param);
+        }
+    }
+}
+
+#[cfg(not(all(target_os = "linux", not(miri), not(loom))))]
+mod batch {
+    /// No such policy here (or no system call under Miri and loom).
+    pub(super) fn enter() -> bool {
+        false
+    }
+
+    pub(super) fn leave() {}
 }

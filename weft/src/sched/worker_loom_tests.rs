@@ -49,6 +49,7 @@ pub(super) fn loom_registry(workers: usize) -> (Arc<Registry>, Vec<SeatQueues>) 
         name: None,
         stack_size: None,
         workers,
+        batch_scheduling: false,
     };
     let hooks = Hooks {
         spin: Duration::ZERO,
