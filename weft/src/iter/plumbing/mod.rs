@@ -91,8 +91,11 @@
 
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use clock::Clock;
+
+mod clock;
 mod outside;
 
 /// A piece of a parallel iterator's input: it splits at an index, and
@@ -555,7 +558,8 @@ impl<'c, C> Drive<'c, C> {
         let mut folded = Folded(None);
         let (mut rest, mut offset) = (producer, 0);
         let mut next = FIRST_CHUNK;
-        let started = Instant::now();
+        let clock = Clock::get();
+        let started = clock.now();
         let mut previous = started;
         loop {
             let chunk = chunk_len(&rest, next);
@@ -570,8 +574,8 @@ impl<'c, C> Drive<'c, C> {
             if self.stopped_at(offset) {
                 return keep(self.finish(folded, 0), rest);
             }
-            let now = Instant::now();
-            if now - started >= ALONE_FOR {
+            let now = clock.now();
+            if clock.between(started, now) >= ALONE_FOR {
                 // The pool's searchers keep searching through this loop and
                 // a while after: a helper that finishes its piece before the
                 // loop ends is then still searching when the next starts.
@@ -585,7 +589,7 @@ impl<'c, C> Drive<'c, C> {
                 }
                 return self.finish(folded, 0);
             }
-            next = next_chunk(chunk, now - previous, ALONE_FOR);
+            next = next_chunk(chunk, clock.between(previous, now), ALONE_FOR);
             previous = now;
         }
     }
@@ -606,6 +610,7 @@ impl<'c, C> Drive<'c, C> {
         let start = offset;
         let mut folded = Folded(None);
         let mut next = FIRST_CHUNK;
+        let clock = Clock::get();
         loop {
             let len = rest.len();
             let chunk = chunk_len(&rest, next);
@@ -619,14 +624,14 @@ impl<'c, C> Drive<'c, C> {
                 return self.finish(folded, start);
             }
             let (head, tail) = rest.split_at(chunk);
-            let timer = Instant::now();
+            let timer = clock.now();
             self.fold_onto(&mut folded, head, offset);
             offset = at(offset, chunk);
             rest = tail;
             if self.stopped_at(offset) {
                 return keep(self.finish(folded, start), rest);
             }
-            next = next_chunk(chunk, timer.elapsed(), CHUNK_TARGET);
+            next = next_chunk(chunk, clock.elapsed(timer), CHUNK_TARGET);
         }
     }
 }

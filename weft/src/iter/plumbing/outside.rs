@@ -28,7 +28,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use super::{at, chunk_len, next_chunk, Budget, Consumer, Drive, Folded, Producer};
+use super::{at, chunk_len, next_chunk, Budget, Clock, Consumer, Drive, Folded, Producer};
 use super::{few_items, ALONE_FOR, CHUNK_TARGET, FIRST_CHUNK};
 use crate::facade::lock;
 use crate::sched::unwind::drop_contained;
@@ -82,7 +82,8 @@ impl<C> Drive<'_, C> {
         // Alone: until the task is queued nobody else can take from the
         // rest, which the caller keeps to itself, unlocked.
         let mut alone = Some((producer, 0));
-        let started = Instant::now();
+        let clock = Clock::get();
+        let started = clock.now();
         if short {
             *lock(&remote.rest) = alone.take();
             handoff.send();
@@ -112,10 +113,10 @@ impl<C> Drive<'_, C> {
             }
             // Relaxed: a size hint for the task.
             remote.caller_chunk.store(chunk, Ordering::Relaxed);
-            let now = Instant::now();
-            let took = now - previous;
+            let now = clock.now();
+            let took = clock.between(previous, now);
             previous = now;
-            if alone.is_some() && now - started >= ALONE_FOR {
+            if alone.is_some() && clock.between(started, now) >= ALONE_FOR {
                 *lock(&remote.rest) = alone.take();
                 handoff.send();
             }
@@ -296,9 +297,10 @@ impl<P: Producer, C: Consumer<P::Item>> Remote<'_, '_, P, C> {
         // Relaxed: a size hint, as the caller stores it.
         let mut next = self.caller_chunk.load(Ordering::Relaxed).max(FIRST_CHUNK);
         let mut floor = next;
+        let clock = Clock::get();
         while let Some((piece, offset)) = self.take_back_chunk(next, floor) {
             let chunk = piece.len();
-            let timer = Instant::now();
+            let timer = clock.now();
             let part = drive.fold_piece(piece, offset);
             folded = Some(match folded.take() {
                 Some(right) => drive.consumer.reduce(part, right),
@@ -310,7 +312,7 @@ impl<P: Producer, C: Consumer<P::Item>> Remote<'_, '_, P, C> {
             if drive.stopped_at(offset) {
                 break;
             }
-            (next, floor) = self.next_wish(chunk, timer.elapsed());
+            (next, floor) = self.next_wish(chunk, clock.elapsed(timer));
         }
         folded
     }

@@ -1,0 +1,242 @@
+//! The clock a loop times its chunks with (the alone phase, `CHUNK_TARGET`),
+//! and why it is not `Instant`.
+//!
+//! A loop too small to split reads the clock about three times (its start,
+//! and after its first two chunks), and issue 26 asks that such a loop cost
+//! the sequential loop plus a few percent. On the AMD EPYC VM of
+//! docs/PARALLEL.md `Instant::now` costs 25-27 ns (the vDSO's
+//! `clock_gettime` over the TSC) and the `rdtsc` instruction under it
+//! 10 ns: three reads are 75-80 ns of a 1,000-item loop of about a
+//! microsecond. So where the time-stamp counter ticks at a constant rate
+//! (x86-64's "invariant TSC", CPUID leaf 0x8000_0007), a loop reads the
+//! counter and converts differences with a scale found by comparing it
+//! with `Instant` once; elsewhere, under Miri, and until the scale is
+//! known, it reads `Instant`.
+//!
+//! The scale is found without waiting: the first loop of the process
+//! records an anchor (an `Instant` and the counter, read together), and
+//! the first loop that starts at least [`CALIBRATE_OVER`] later divides
+//! the two clocks' progress since, once for the process. Loops before that
+//! read `Instant`. The crates that read the counter (quanta, minstant)
+//! calibrate by busy-waiting instead: quanta at its first use, for up to
+//! 200 ms; minstant at every process's start, for 10 ms or more. A first
+//! loop, or a program that never runs one, must not pay that, so this
+//! small part is written here.
+//!
+//! A loop takes its [`Clock`] once and keeps it, so its stamps are all of
+//! one kind. The counters of two cores may differ by a little; a loop's
+//! chunk may end on another core than it started on (a task that suspends
+//! resumes on any worker), so a difference that comes out negative counts
+//! as zero. The durations size chunks and bound the alone phase; an error
+//! of a few percent in the scale only moves those sizes by as much.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+/// How long after the anchor the counter's scale is worked out: long
+/// enough that the few tens of nanoseconds between reading the two clocks
+/// are under a millionth of it.
+pub(super) const CALIBRATE_OVER: Duration = Duration::from_millis(10);
+
+/// Nanoseconds per counter tick as a 32.32 fixed-point number; 0 while not
+/// yet known, [`NO_COUNTER`] where the counter is not to be used.
+static SCALE: AtomicU64 = AtomicU64::new(0);
+
+/// The value of [`SCALE`] where only `Instant` is read.
+const NO_COUNTER: u64 = u64::MAX;
+
+/// The two clocks read together, at the process's first loop.
+struct Anchor {
+    instant: Instant,
+    ticks: u64,
+}
+
+static ANCHOR: OnceLock<Anchor> = OnceLock::new();
+
+/// The base of `Instant`-based stamps.
+static EPOCH: OnceLock<Instant> = OnceLock::new();
+
+/// One loop's clock: the counter with a known scale, or `Instant`.
+#[derive(Clone, Copy)]
+pub(super) struct Clock {
+    /// As [`SCALE`]; 0: `Instant`.
+    scale: u64,
+}
+
+/// A reading of one [`Clock`].
+#[derive(Clone, Copy)]
+pub(super) struct Stamp(u64);
+
+impl Clock {
+    /// The clock for a loop that starts now.
+    #[inline]
+    pub(super) fn get() -> Clock {
+        // Relaxed: the scale is a value on its own, and publishes nothing
+        // else; two threads that both work it out store valid scales.
+        match SCALE.load(Ordering::Relaxed) {
+            0 => Clock { scale: calibrate() },
+            NO_COUNTER => Clock { scale: 0 },
+            scale => Clock { scale },
+        }
+    }
+
+    /// The time now.
+    #[inline]
+    pub(super) fn now(self) -> Stamp {
+        if self.scale != 0 {
+            Stamp(counter::read())
+        } else {
+            let epoch = *EPOCH.get_or_init(Instant::now);
+            Stamp(u64::try_from(epoch.elapsed().as_nanos()).unwrap_or(u64::MAX))
+        }
+    }
+
+    /// The time from `earlier` to `later`, zero if `later` reads less.
+    #[inline]
+    pub(super) fn between(self, earlier: Stamp, later: Stamp) -> Duration {
+        let delta = later.0.saturating_sub(earlier.0);
+        if self.scale == 0 {
+            return Duration::from_nanos(delta);
+        }
+        let nanos = (u128::from(delta) * u128::from(self.scale)) >> 32;
+        Duration::from_nanos(u64::try_from(nanos).unwrap_or(u64::MAX))
+    }
+
+    /// The time since `earlier`.
+    #[inline]
+    pub(super) fn elapsed(self, earlier: Stamp) -> Duration {
+        self.between(earlier, self.now())
+    }
+
+    /// Whether this clock reads the counter (for the tests).
+    #[cfg(test)]
+    fn reads_counter(self) -> bool {
+        self.scale != 0
+    }
+}
+
+/// Works out the counter's scale if the anchor is old enough (setting the
+/// anchor at the first call); returns it, or 0 while only `Instant` is to
+/// be read.
+#[cold]
+fn calibrate() -> u64 {
+    if !counter::usable() {
+        SCALE.store(NO_COUNTER, Ordering::Relaxed);
+        return 0;
+    }
+    let anchor = ANCHOR.get_or_init(|| Anchor {
+        instant: Instant::now(),
+        ticks: counter::read(),
+    });
+    let (instant, ticks) = (Instant::now(), counter::read());
+    let nanos = instant.duration_since(anchor.instant);
+    if nanos < CALIBRATE_OVER {
+        return 0;
+    }
+    let scale = match scale_of(nanos, ticks.wrapping_sub(anchor.ticks)) {
+        Some(scale) => scale,
+        None => NO_COUNTER,
+    };
+    SCALE.store(scale, Ordering::Relaxed);
+    if scale == NO_COUNTER {
+        0
+    } else {
+        scale
+    }
+}
+
+/// Nanoseconds per tick as 32.32 fixed point, for `ticks` counted over
+/// `nanos`; `None` if the counter did not move as a clock would (at least
+/// one tick per 16 ns: every invariant counter runs at 100 MHz or more).
+fn scale_of(nanos: Duration, ticks: u64) -> Option<u64> {
+    let nanos = nanos.as_nanos();
+    if ticks == 0 || nanos / u128::from(ticks) >= 16 {
+        return None;
+    }
+    let scale = (nanos << 32) / u128::from(ticks);
+    u64::try_from(scale).ok().filter(|&scale| scale != 0)
+}
+
+#[cfg(all(target_arch = "x86_64", not(miri)))]
+mod counter {
+    /// Whether the time-stamp counter ticks at a constant rate whatever
+    /// the core's frequency and sleep state (invariant TSC).
+    pub(super) fn usable() -> bool {
+        // SAFETY: CPUID exists on every x86-64 processor; leaf 0x8000_0000
+        // reports the highest extended leaf, read before leaf 0x8000_0007.
+        // (`__cpuid` is a safe function in newer compilers, an unsafe one
+        // in those the manifest's rust-version allows.)
+        #[allow(unused_unsafe)]
+        unsafe {
+            let highest = core::arch::x86_64::__cpuid(0x8000_0000).eax;
+            highest >= 0x8000_0007 && core::arch::x86_64::__cpuid(0x8000_0007).edx & (1 << 8) != 0
+        }
+    }
+
+    #[inline]
+    pub(super) fn read() -> u64 {
+        // SAFETY: RDTSC exists on every x86-64 processor and only reads
+        // the counter.
+        unsafe { core::arch::x86_64::_rdtsc() }
+    }
+}
+
+#[cfg(not(all(target_arch = "x86_64", not(miri))))]
+mod counter {
+    /// No counter read here: `Instant` only.
+    pub(super) fn usable() -> bool {
+        false
+    }
+
+    pub(super) fn read() -> u64 {
+        0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_scale_comes_from_a_clock_like_counter_only() {
+        // 3 GHz over 10 ms: a third of a nanosecond a tick.
+        let scale = scale_of(Duration::from_millis(10), 30_000_000).unwrap();
+        assert_eq!(scale, (1u64 << 32) / 3);
+        assert_eq!(scale_of(Duration::from_millis(10), 0), None);
+        // One tick in 20 ns is no clock a constant-rate counter would be.
+        assert_eq!(scale_of(Duration::from_millis(10), 500_000), None);
+    }
+
+    #[test]
+    fn durations_follow_instant_within_a_few_percent() {
+        // Until the scale is known the clock is `Instant` itself; once it
+        // is (CALIBRATE_OVER after the first call), the counter's
+        // durations must agree with `Instant`'s.
+        let first = Clock::get();
+        let _ = first.now();
+        std::thread::sleep(CALIBRATE_OVER + Duration::from_millis(2));
+        let clock = Clock::get();
+        // Each of the clock's readings between two of `Instant`'s, so that
+        // a thread descheduled between them widens the bounds rather than
+        // failing the test.
+        let before_start = Instant::now();
+        let start = clock.now();
+        let after_start = Instant::now();
+        std::thread::sleep(Duration::from_millis(20));
+        let before_end = Instant::now();
+        let ours = clock.elapsed(start);
+        let after_end = Instant::now();
+        let (least, most) = (before_end - after_start, after_end - before_start);
+        assert!(
+            ours.as_secs_f64() >= least.as_secs_f64() * 0.95
+                && ours.as_secs_f64() <= most.as_secs_f64() * 1.05,
+            "{ours:?} outside Instant's {least:?}..{most:?} (counter: {})",
+            clock.reads_counter()
+        );
+        // Where the counter is usable, the scale is known by now.
+        assert_eq!(clock.reads_counter(), counter::usable());
+        // A later stamp that reads less (another core's counter) is zero.
+        assert_eq!(clock.between(clock.now(), start), Duration::ZERO);
+    }
+}
