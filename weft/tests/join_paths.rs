@@ -129,48 +129,6 @@ fn second_half_is_forced_out_of_a_first_half_that_never_joins() {
     assert_eq!(pool.install(|| fib(15)), fib_serial(15));
 }
 
-/// `join_context` is what adaptive splitters call, whose first halves end in
-/// long leaves that never come back to the pool: its second half is taken
-/// without asking, so a nested one under a first half that never joins is
-/// stolen with no forced steal (the same shape forces `join`'s half out of
-/// the join stack, above).
-#[test]
-fn a_join_contexts_nested_half_is_taken_without_forcing() {
-    let pool = pool(2);
-    let b_started = AtomicBool::new(false);
-    let ((saw, a_worker), b_worker) = pool.install(|| {
-        // The outer join makes the inner one's half a nested one.
-        let (inner, ()) = weft::join_context(
-            |_| {
-                weft::join_context(
-                    |_| {
-                        let saw = eventually(DEADLINE, || b_started.load(SeqCst));
-                        (saw, weft::current_worker_index())
-                    },
-                    |ctx| {
-                        b_started.store(true, SeqCst);
-                        assert!(ctx.migrated(), "ran on the other worker");
-                        weft::current_worker_index()
-                    },
-                )
-            },
-            |_| (),
-        );
-        inner
-    });
-    assert!(
-        saw,
-        "b was never taken from a first half that does not join"
-    );
-    assert_ne!(a_worker, b_worker);
-    assert_eq!(
-        pool.stats().total().join_halves_forced,
-        0,
-        "{:?}",
-        pool.stats()
-    );
-}
-
 /// The same, repeated past the join stack's capacity: indexes on the stack
 /// move on by one per half taken from the top, so the ring wraps around.
 /// Rounds alternate between the forced path (a never joins) and the shared

@@ -32,7 +32,7 @@ where
     RA: Send,
     RB: Send,
 {
-    join_context_with(|_| a(), |_| b(), fork::Place::JoinStack)
+    join_context(|_| a(), |_| b())
 }
 
 /// A point where the running task can give work away (sched/worker/join_owner.rs,
@@ -64,16 +64,6 @@ impl FnContext {
 /// As [`join`], telling each closure whether it migrated (see
 /// [`FnContext::migrated`]); rayon's `join_context`.
 ///
-/// `b` waits where any idle worker takes it without asking (the worker's
-/// local queue), where [`join`] keeps nested second halves on the join
-/// stack for the caller to hand out when asked. `join_context` is what
-/// adaptive splitters call (rayon's iterators through `rayon-core/`), and
-/// their first halves end in long sequential leaves that never come back
-/// to the pool to answer an ask: a half on the join stack would then be
-/// taken only by force, after 20 us and two process-wide barriers. The
-/// local queue costs a fence or two per call, which a splitter's few,
-/// coarse joins do not feel (docs/RAYON.md, "Session 20").
-///
 /// ```
 /// let pool = weft::Pool::builder().workers(2).build().unwrap();
 /// let (a, b) = pool.install(|| {
@@ -91,7 +81,7 @@ where
     RA: Send,
     RB: Send,
 {
-    join_context_with(a, b, fork::Place::LocalQueue)
+    join_context_with(a, b, fork::Place::JoinStack)
 }
 
 /// [`join_context`], with `b` where `place` says (sched/fork.rs).

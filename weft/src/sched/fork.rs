@@ -42,7 +42,7 @@ pub(crate) enum Place {
     /// The join stack always: the caller hands halves to searchers itself
     /// (a parallel loop's pieces, between chunks: `offer_work`).
     JoinStackOnly,
-    /// The local queue (a parallel loop of few items, `join_context`).
+    /// The local queue (a parallel loop of few items).
     LocalQueue,
 }
 
