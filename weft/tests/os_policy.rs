@@ -1,6 +1,7 @@
 //! `Builder::batch_scheduling`: on Linux the threads that run a pool's tasks
 //! (workers, spares, a spawn handler's threads) run under `SCHED_BATCH`
-//! unless it is turned off; only a thread under the normal policy is moved,
+//! when the pool has more workers than the process has cores or the
+//! builder asks for it; only a thread under the normal policy is moved,
 //! and a thread gets its own policy back when it leaves the pool. Threads
 //! start under the policy of the thread that spawns them, so each test
 //! compares with the test thread's own (a test run under `chrt` still
@@ -30,9 +31,13 @@ fn expected_in_pool(batch: bool) -> i32 {
     }
 }
 
+fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, usize::from)
+}
+
 #[test]
-fn workers_run_under_sched_batch_by_default() {
-    let pool = Pool::builder().workers(2).build().unwrap();
+fn a_pool_of_more_workers_than_cores_runs_under_sched_batch_by_default() {
+    let pool = Pool::builder().workers(cores() + 1).build().unwrap();
     let (sender, receiver) = mpsc::channel();
     for _ in 0..8 {
         let sender = sender.clone();
@@ -47,9 +52,21 @@ fn workers_run_under_sched_batch_by_default() {
 }
 
 #[test]
+fn a_pool_that_fits_the_cores_keeps_the_normal_policy_by_default() {
+    let pool = Pool::builder().workers(cores()).build().unwrap();
+    assert_eq!(pool.install(policy), expected_in_pool(false));
+    let asked = Pool::builder()
+        .workers(cores())
+        .batch_scheduling(true)
+        .build()
+        .unwrap();
+    assert_eq!(asked.install(policy), expected_in_pool(true));
+}
+
+#[test]
 fn batch_scheduling_off_leaves_the_threads_policy() {
     let pool = Pool::builder()
-        .workers(2)
+        .workers(cores() + 1)
         .batch_scheduling(false)
         .build()
         .unwrap();
@@ -58,7 +75,11 @@ fn batch_scheduling_off_leaves_the_threads_policy() {
 
 #[test]
 fn a_spare_thread_runs_under_the_pools_policy() {
-    let pool = Pool::builder().workers(1).build().unwrap();
+    let pool = Pool::builder()
+        .workers(1)
+        .batch_scheduling(true)
+        .build()
+        .unwrap();
     let (sender, receiver) = mpsc::channel();
     let (done, wait) = mpsc::channel();
     pool.install(move || {
@@ -85,6 +106,7 @@ fn a_spawn_handlers_thread_gets_its_policy_back() {
     let (after, after_rx) = mpsc::channel();
     let pool = Pool::builder()
         .workers(2)
+        .batch_scheduling(true)
         .build_with_spawn_handler(|thread| {
             let after = after.clone();
             std::thread::spawn(move || {
@@ -115,6 +137,7 @@ fn a_thread_under_another_policy_keeps_it() {
     let (after, after_rx) = mpsc::channel();
     let pool = Pool::builder()
         .workers(1)
+        .batch_scheduling(true)
         .build_with_spawn_handler(|thread| {
             let after = after.clone();
             std::thread::spawn(move || {
@@ -141,6 +164,7 @@ fn the_building_thread_as_a_worker_keeps_its_policy() {
         let own = policy();
         let pool = Pool::builder()
             .workers(2)
+            .batch_scheduling(true)
             .use_current_thread()
             .build()
             .unwrap();

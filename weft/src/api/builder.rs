@@ -195,7 +195,7 @@ impl fmt::Debug for Builder {
             .field("fibers", &self.fibers)
             .field("max_suspended", &self.max_suspended)
             .field("pin_workers", &self.pin_workers)
-            .field("batch_scheduling", &self.batch_scheduling_setting())
+            .field("batch_scheduling", &self.batch_scheduling)
             .field("spawn_handler", &self.spawn_handler.is_some())
             .field("use_current_thread", &self.use_current_thread)
             .field("trace", &self.trace_setting())
@@ -373,24 +373,25 @@ impl Builder {
     }
 
     /// Whether the pool's threads run under Linux's `SCHED_BATCH` policy.
-    /// Default: on. Such a thread, woken onto a core where another thread
-    /// runs, waits for that thread's time slice to end or for it to sleep
-    /// rather than preempting it; woken where a core is idle, it runs at
-    /// once, as any thread. So a pool with a core per worker runs as
-    /// before, and where more threads are runnable than there are cores (a
-    /// pool of more workers than cores, a busy machine) a worker woken to
-    /// take a piece of a loop leaves the worker that holds the rest of the
-    /// loop on its core. Turn it off for a pool whose tasks must take a busy
-    /// core from other threads the moment they are woken (latency over
-    /// throughput). Only threads under the normal policy are moved (a
-    /// spawn handler's real-time thread keeps its own), and a thread gets
-    /// its policy back when it leaves the pool. No effect on other systems,
-    /// or where the system refuses.
+    /// Default: on for a pool of more workers than the process has cores,
+    /// off otherwise. Such a thread, woken onto a core where another
+    /// thread runs, waits for that thread's time slice to end or for it to
+    /// sleep rather than preempting it; woken where a core is idle, it runs
+    /// at once, as any thread. In a pool of more workers than cores the
+    /// threads it would preempt are mostly its own: a worker woken to take
+    /// a piece of a loop would throw the worker that holds the rest of the
+    /// loop off its core. Where other programs keep every core busy, the
+    /// policy delays a woken worker by up to a time slice (a millisecond or
+    /// so), which is why a pool that fits the cores does not use it unless
+    /// asked. Only threads under the normal policy are moved (a spawn
+    /// handler's real-time thread keeps its own), and a thread gets its
+    /// policy back when it leaves the pool. No effect on other systems, or
+    /// where the system refuses.
     ///
     /// ```
     /// let pool = weft::Pool::builder()
     ///     .workers(2)
-    ///     .batch_scheduling(false)
+    ///     .batch_scheduling(true)
     ///     .build()
     ///     .unwrap();
     /// assert_eq!(pool.install(|| 1 + 1), 2);
@@ -400,8 +401,12 @@ impl Builder {
         self
     }
 
-    fn batch_scheduling_setting(&self) -> bool {
-        self.batch_scheduling.unwrap_or(true)
+    /// The policy for a pool of `workers` (the default's rule, in one
+    /// place; sched/threads.rs says why).
+    fn batch_scheduling_setting(&self, workers: usize) -> bool {
+        self.batch_scheduling.unwrap_or_else(|| {
+            workers > std::thread::available_parallelism().map_or(1, usize::from)
+        })
     }
 
     /// Records what each worker does — tasks run (with their names, see
@@ -646,11 +651,11 @@ impl Builder {
 
     /// `build`, with `start` starting each worker thread.
     fn build_with(self, start: &mut StartThread<'_>) -> Result<Pool, BuildError> {
-        let batch_scheduling = self.batch_scheduling_setting();
         let workers = match self.workers {
             Some(workers) => workers,
             None => default_workers()?,
         };
+        let batch_scheduling = self.batch_scheduling_setting(workers);
         if workers == 0 {
             return Err(BuildError::ZeroWorkers);
         }
