@@ -401,12 +401,11 @@ impl Builder {
         self
     }
 
-    /// The policy for a pool of `workers` (the default's rule, in one
-    /// place; sched/threads.rs says why).
+    /// The policy for a pool of `workers`: the user's, else the default
+    /// rule of sched/threads.rs.
     fn batch_scheduling_setting(&self, workers: usize) -> bool {
-        self.batch_scheduling.unwrap_or_else(|| {
-            workers > std::thread::available_parallelism().map_or(1, usize::from)
-        })
+        self.batch_scheduling
+            .unwrap_or_else(|| crate::sched::threads::batch_by_default(workers))
     }
 
     /// Records what each worker does — tasks run (with their names, see

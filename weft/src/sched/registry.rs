@@ -320,7 +320,7 @@ pub(crate) const LINGER_WINDOW: Duration = Duration::from_micros(50);
 /// iter/plumbing/outside.rs) the searcher beyond its helpers costs it
 /// little, as a searcher in the window yields its core between sweeps
 /// (worker/search.rs).
-fn cores() -> usize {
+pub(crate) fn cores() -> usize {
     std::thread::available_parallelism().map_or(1, usize::from)
 }
 

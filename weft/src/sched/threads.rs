@@ -31,6 +31,12 @@
 
 use std::sync::Arc;
 
+/// Whether a pool of `workers` runs under `SCHED_BATCH` when the builder
+/// does not say (module docs): where it has more workers than cores.
+pub(crate) fn batch_by_default(workers: usize) -> bool {
+    workers > crate::sched::registry::cores()
+}
+
 /// The user's naming closure.
 pub(crate) type NameFn = Arc<dyn Fn(usize) -> String + Send + Sync>;
 
