@@ -161,6 +161,13 @@ pub fn cases() -> Vec<Case> {
         },
         small_in_pool,
         Case {
+            variant: "in-pool first",
+            about: "as the in-pool row, but only the first size loops of the child's process, timed once with no warm-up, right after the pool starts: what a short program (a command-line tool, a test) pays for its first loops, where a once-per-process set-up would show; figure: wall per loop",
+            sizes: [20, 1_000, 1_000],
+            run: |kind, workers, loops| on_peer!(kind, first_small_loops(workers, loops as usize)),
+            ..small_in_pool
+        },
+        Case {
             variant: "in-pool 20k",
             about: "as the in-pool row, with 20,000 items a loop (tens of microseconds): a loop long enough to split, short enough that a helper's steal and the owner's wait for it weigh; figure: wall per loop",
             sizes: [10, 1_000, 2_000],
@@ -763,6 +770,31 @@ fn small_loops<L: Loops>(workers: usize, loops: usize, items: usize) -> Measured
         },
         || (),
         |()| run(),
+        |wrong| assert_eq!(wrong, 0, "{wrong} of {loops} small loops gave a wrong sum"),
+    );
+    Measured::new(wall, cpu, ns_per(wall, loops as u64) / 1e3)
+        .with("loops", loops as f64)
+        .with("items_per_loop", items as f64)
+        .with("cpu_us_per_loop", ns_per(cpu, loops as u64) / 1e3)
+}
+
+/// The first `loops` small loops of the process, timed once: no warm-up
+/// run before them, as a short program runs them.
+fn first_small_loops<L: Loops>(workers: usize, loops: usize) -> Measured {
+    let items = 1_000;
+    let expected: u64 = (0..items).map(small_item).sum();
+    let (wall, cpu) = median_run::<L, _, _>(
+        workers,
+        1,
+        || (),
+        || (),
+        |()| {
+            L::in_pool(|| {
+                (0..loops)
+                    .filter(|_| black_box(L::small_sum(black_box(items))) != expected)
+                    .count()
+            })
+        },
         |wrong| assert_eq!(wrong, 0, "{wrong} of {loops} small loops gave a wrong sum"),
     );
     Measured::new(wall, cpu, ns_per(wall, loops as u64) / 1e3)
