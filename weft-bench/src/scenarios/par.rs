@@ -98,7 +98,7 @@ pub fn cases() -> Vec<Case> {
         higher_is_better: false,
         sizes: [20, 10_000, 10_000],
         needs: PAR,
-        run: |kind, workers, loops| on_peer!(kind, small_loops(workers, loops as usize, 1_000)),
+        run: |kind, workers, loops| on_peer!(kind, small_loops(workers, loops as usize, 1_000, Runs::Warm)),
     };
     vec![
         sum_1k,
@@ -164,14 +164,14 @@ pub fn cases() -> Vec<Case> {
             variant: "in-pool first",
             about: "as the in-pool row, but only the first size loops of the child's process, timed once with no warm-up, right after the pool starts: what a short program (a command-line tool, a test) pays for its first loops, where a once-per-process set-up would show; figure: wall per loop",
             sizes: [20, 1_000, 1_000],
-            run: |kind, workers, loops| on_peer!(kind, first_small_loops(workers, loops as usize)),
+            run: |kind, workers, loops| on_peer!(kind, small_loops(workers, loops as usize, 1_000, Runs::FirstOnly)),
             ..small_in_pool
         },
         Case {
             variant: "in-pool 20k",
             about: "as the in-pool row, with 20,000 items a loop (tens of microseconds): a loop long enough to split, short enough that a helper's steal and the owner's wait for it weigh; figure: wall per loop",
             sizes: [10, 1_000, 2_000],
-            run: |kind, workers, loops| on_peer!(kind, small_loops(workers, loops as usize, 20_000)),
+            run: |kind, workers, loops| on_peer!(kind, small_loops(workers, loops as usize, 20_000, Runs::Warm)),
             ..small_in_pool
         },
         Case {
@@ -753,7 +753,17 @@ fn slow_items<L: Loops>(workers: usize, items: usize) -> Measured {
         .with("items", items as f64)
 }
 
-fn small_loops<L: Loops>(workers: usize, loops: usize, items: usize) -> Measured {
+/// Which runs of a child `small_loops` times.
+#[derive(Clone, Copy, PartialEq)]
+enum Runs {
+    /// The median of [`RUNS_PER_CHILD`] after a warm-up run.
+    Warm,
+    /// The process's first run alone, as a short program runs its loops:
+    /// a once-per-process set-up shows there.
+    FirstOnly,
+}
+
+fn small_loops<L: Loops>(workers: usize, loops: usize, items: usize, runs: Runs) -> Measured {
     let expected: u64 = (0..items).map(small_item).sum();
     let run = || {
         L::in_pool(|| {
@@ -764,37 +774,18 @@ fn small_loops<L: Loops>(workers: usize, loops: usize, items: usize) -> Measured
     };
     let (wall, cpu) = median_run::<L, _, _>(
         workers,
-        RUNS_PER_CHILD,
+        if runs == Runs::Warm {
+            RUNS_PER_CHILD
+        } else {
+            1
+        },
         || {
-            run();
+            if runs == Runs::Warm {
+                run();
+            }
         },
         || (),
         |()| run(),
-        |wrong| assert_eq!(wrong, 0, "{wrong} of {loops} small loops gave a wrong sum"),
-    );
-    Measured::new(wall, cpu, ns_per(wall, loops as u64) / 1e3)
-        .with("loops", loops as f64)
-        .with("items_per_loop", items as f64)
-        .with("cpu_us_per_loop", ns_per(cpu, loops as u64) / 1e3)
-}
-
-/// The first `loops` small loops of the process, timed once: no warm-up
-/// run before them, as a short program runs them.
-fn first_small_loops<L: Loops>(workers: usize, loops: usize) -> Measured {
-    let items = 1_000;
-    let expected: u64 = (0..items).map(small_item).sum();
-    let (wall, cpu) = median_run::<L, _, _>(
-        workers,
-        1,
-        || (),
-        || (),
-        |()| {
-            L::in_pool(|| {
-                (0..loops)
-                    .filter(|_| black_box(L::small_sum(black_box(items))) != expected)
-                    .count()
-            })
-        },
         |wrong| assert_eq!(wrong, 0, "{wrong} of {loops} small loops gave a wrong sum"),
     );
     Measured::new(wall, cpu, ns_per(wall, loops as u64) / 1e3)
