@@ -13,6 +13,33 @@
 #[cfg(not(loom))]
 pub(crate) use crossbeam_deque::{Injector, Steal, Stealer, Worker};
 
+/// A thief's take from another seat's queue: the oldest task, to run now,
+/// and up to half of the rest moved into the thief's own queue (`dest`).
+///
+/// Why not crossbeam's `steal_batch_and_pop`: from a LIFO queue (a seat's
+/// local queue) it takes the batch one task at a time and hands back the
+/// *last* one taken, the newest of the batch, leaving the oldest at the
+/// bottom of the thief's queue, under everything the thief pushes next. A
+/// divide-and-conquer owner's oldest task is its largest piece (the first
+/// second half of a split); taken that way, it passes from thief to thief
+/// unrun while younger pieces keep splitting, and a search for the last
+/// match (rayon's `find_last`) cannot stop before that piece runs
+/// (docs/RAYON.md, "Session 21"). Here the oldest task runs, as a single
+/// steal would take it, and the batch moves after it. The two steps cost what crossbeam's one does from a LIFO
+/// queue (a compare-and-swap a task either way) plus one fence; a queue
+/// emptied in between leaves the thief with its one task.
+pub(crate) fn steal_oldest_and_batch<T>(source: &Stealer<T>, dest: &Worker<T>) -> Steal<T> {
+    match source.steal() {
+        Steal::Success(task) => {
+            // What the batch finds (nothing, a race lost) changes nothing:
+            // the task taken runs either way.
+            let _ = source.steal_batch(dest);
+            Steal::Success(task)
+        }
+        other => other,
+    }
+}
+
 #[cfg(loom)]
 pub(crate) use self::model::{Injector, Steal, Stealer, Worker};
 
@@ -122,6 +149,17 @@ mod model {
             land(batch, dest)
         }
 
+        /// Moves up to half of the queue, oldest first, into `dest`, in
+        /// two steps as a batch steal.
+        pub(crate) fn steal_batch(&self, dest: &Worker<T>) -> Steal<()> {
+            let batch = take_half(&mut self.queue.lock().unwrap());
+            if batch.is_empty() {
+                return Steal::Empty;
+            }
+            dest.queue.lock().unwrap().extend(batch);
+            Steal::Success(())
+        }
+
         pub(crate) fn is_empty(&self) -> bool {
             self.queue.lock().unwrap().is_empty()
         }
@@ -151,5 +189,50 @@ mod model {
         pub(crate) fn is_empty(&self) -> bool {
             self.queue.is_empty()
         }
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    fn drain(worker: &Worker<u32>) -> Vec<u32> {
+        std::iter::from_fn(|| worker.pop()).collect()
+    }
+
+    #[test]
+    fn a_thief_runs_the_oldest_task_of_a_lifo_queue_and_moves_part_of_the_rest() {
+        let victim = Worker::new_lifo();
+        for task in 0..8 {
+            victim.push(task);
+        }
+        let thief = Worker::new_lifo();
+        match steal_oldest_and_batch(&victim.stealer(), &thief) {
+            Steal::Success(task) => assert_eq!(task, 0, "not the oldest task"),
+            _ => panic!("nothing stolen from a queue of 8"),
+        }
+        let (moved, left) = (drain(&thief), drain(&victim));
+        assert!(!moved.is_empty(), "no batch moved");
+        let mut all: Vec<u32> = moved.iter().chain(&left).copied().collect();
+        all.sort_unstable();
+        assert_eq!(all, (1..8).collect::<Vec<_>>(), "a task lost or doubled");
+        // The batch is the oldest of the rest.
+        assert!(moved.iter().all(|m| left.iter().all(|l| m < l)));
+    }
+
+    #[test]
+    fn a_thief_takes_the_last_task_alone_and_finds_an_empty_queue_empty() {
+        let victim = Worker::new_lifo();
+        let thief = Worker::new_lifo();
+        assert!(matches!(
+            steal_oldest_and_batch(&victim.stealer(), &thief),
+            Steal::Empty
+        ));
+        victim.push(7u32);
+        assert!(matches!(
+            steal_oldest_and_batch(&victim.stealer(), &thief),
+            Steal::Success(7)
+        ));
+        assert!(thief.is_empty() && victim.is_empty());
     }
 }

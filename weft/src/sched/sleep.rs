@@ -94,7 +94,8 @@
 //! "Made visible" covers every path that puts a task in such a queue, not
 //! only a spawn: a task moved from one queue to another is made visible
 //! anew and needs its own [`Sleep::notify_work`]. A batch steal
-//! (`steal_batch_and_pop` into the taker's local queue) is such a move:
+//! (`steal_batch_and_pop` from the global queue, `steal_oldest_and_batch`
+//! from a seat's, into the taker's local queue) is such a move:
 //! while the batch is on its way no queue shows it, so a searcher that
 //! sweeps then, gives up and parks has seen nothing; the notify after the
 //! batch lands (worker/own_queues.rs, `batch_moved`, whenever tasks were left behind)

@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::sched::deque::Steal;
+use crate::sched::deque::{steal_oldest_and_batch, Steal};
 use crate::sched::job::JobRef;
 #[cfg(feature = "trace")]
 use crate::sched::recorder::EventKind;
@@ -231,7 +231,7 @@ impl WorkerThread {
             found = if single {
                 attempt(stealer.steal())
             } else {
-                self.batch_moved(attempt(stealer.steal_batch_and_pop(&self.local)))
+                self.batch_moved(attempt(steal_oldest_and_batch(stealer, &self.local)))
             };
             if found.is_some() {
                 WorkerCounters::add(&self.stats().stolen, 1);
