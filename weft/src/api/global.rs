@@ -82,9 +82,16 @@ pub(crate) fn pool() -> &'static Pool {
 /// The pool returned accepts pushes: the global pool is never dropped, and a
 /// pool with a task inside `blocking` has that task still running.
 pub(crate) fn free_function_pool() -> Arc<Registry> {
+    with_free_function_pool(Arc::clone)
+}
+
+/// Calls `f` with [`free_function_pool`]'s pool, borrowed: a loop from
+/// outside asks for the worker count on every call, and a clone of the
+/// `Arc` is two read-modify-writes on a line every caller shares.
+fn with_free_function_pool<R>(f: impl FnOnce(&Arc<Registry>) -> R) -> R {
     match crate::sched::context::blocked_pool() {
-        Some(registry) => registry,
-        None => Arc::clone(pool().registry()),
+        Some(registry) => f(&registry),
+        None => f(pool().registry()),
     }
 }
 
@@ -93,7 +100,7 @@ pub(crate) fn free_function_pool() -> Arc<Registry> {
 pub(crate) fn with_current_pool<R>(f: impl FnOnce(&Arc<Registry>) -> R) -> R {
     match WorkerThread::current() {
         Some(worker) => f(worker.registry_arc()),
-        None => f(&free_function_pool()),
+        None => with_free_function_pool(f),
     }
 }
 

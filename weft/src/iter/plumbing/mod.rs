@@ -660,11 +660,18 @@ fn next_chunk(chunk: usize, took: Duration, target: Duration) -> usize {
     let chunk = chunk.max(1) as u64;
     // Below the clock's resolution a chunk looks free: count it as 20 ns.
     let took = nanos(took).max(20);
-    // In 64 bits, not 128: a 128-bit division is a call (`__udivti3`),
-    // 1% of a loop of 1,000 cheap items. The product saturates only past
-    // 4 * 10^15 items a chunk, and the clamp then keeps half the chunk.
-    let scaled = (chunk.saturating_mul(nanos(target)) / took)
-        .clamp((chunk / 2).max(1), chunk.saturating_mul(64));
+    let target = nanos(target);
+    // Cheap items reach the 64-fold cap: no division then (a loop of a
+    // thousand cheap items sizes two chunks, and a division is tens of
+    // cycles of its few hundred nanoseconds).
+    if took.saturating_mul(64) <= target {
+        return usize::try_from(chunk.saturating_mul(64)).unwrap_or(usize::MAX);
+    }
+    // In 64 bits, not 128: a 128-bit division is a call (`__udivti3`).
+    // The product saturates only past 4 * 10^15 items a chunk, and the
+    // clamp then keeps half the chunk.
+    let scaled =
+        (chunk.saturating_mul(target) / took).clamp((chunk / 2).max(1), chunk.saturating_mul(64));
     usize::try_from(scaled).unwrap_or(usize::MAX)
 }
 

@@ -70,7 +70,6 @@ impl<C> Drive<'_, C> {
             drive: self,
             outcome: Mutex::new(None),
             done: AtomicBool::new(false),
-            caller: std::thread::current(),
             caller_share,
             helpers,
             exact_len: producer.len() < usize::MAX,
@@ -90,10 +89,14 @@ impl<C> Drive<'_, C> {
         }
         let mut previous = started;
         loop {
+            // Whether this chunk is the whole rest of a loop nobody else
+            // has a part of: then nothing is left to time, size or take.
+            let mut last = false;
             let taken = match alone.take() {
                 Some((rest, offset)) => {
                     let chunk = chunk_len(&rest, next);
                     if chunk == rest.len() {
+                        last = true;
                         Some((rest, offset))
                     } else {
                         let (head, tail) = rest.split_at(chunk);
@@ -108,7 +111,7 @@ impl<C> Drive<'_, C> {
             };
             let chunk = piece.len();
             self.fold_onto(&mut folded, piece, offset);
-            if self.stopped_at(at(offset, chunk)) {
+            if last || self.stopped_at(at(offset, chunk)) {
                 break;
             }
             // Relaxed: a size hint for the task.
@@ -188,7 +191,6 @@ where
     drive: &'d Drive<'c, C>,
     outcome: Mutex<Option<std::thread::Result<C::Result>>>,
     done: AtomicBool,
-    caller: std::thread::Thread,
     /// Whether the caller goes on with the loop once the pool has joined
     /// in ([`shares`]): always for a long loop, whose pool part leaves it a
     /// core; for a short one only if the workers leave it a core.
@@ -246,10 +248,7 @@ impl<P: Producer, C: Consumer<P::Item>> Remote<'_, '_, P, C> {
     /// the rest (all of it, unless the caller keeps a share) and runs each
     /// as any worker runs a loop, until the rest is gone (the caller eats
     /// it from the front meanwhile), and leaves the outcome for the caller.
-    /// Returns the caller's thread, to be woken once `done` is set: not
-    /// here, since `&self` must not outlive the `Remote`, which the caller
-    /// may drop as soon as it sees `done` (`run_remote` sets it).
-    fn run_rest(&self) -> std::thread::Thread {
+    fn run_rest(&self) {
         // Whatever panics here (a fold, a `reduce` between two pieces, a
         // producer's split) must still end in `done`: the caller waits for
         // it, and the pool would only catch the panic and drop it.
@@ -268,7 +267,6 @@ impl<P: Producer, C: Consumer<P::Item>> Remote<'_, '_, P, C> {
             self.drive.stop.store(true, Ordering::Relaxed);
         }
         *lock(&self.outcome) = outcome;
-        self.caller.clone()
     }
 
     /// The task's next chunk, of about `chunk` items, from the back of the
@@ -357,8 +355,12 @@ impl<P: Producer, C: Consumer<P::Item>> Remote<'_, '_, P, C> {
 }
 
 /// The queued task's side of [`Drive::outside_pool`], shared through an
-/// `Arc` because the task may run after the caller has returned.
+/// `Arc` because the task may run after the caller has returned. Made only
+/// when the task is queued: a loop that ends on its caller alone (a
+/// thousand cheap items) allocates nothing and reads no thread handle.
 struct Shared {
+    /// The caller, woken by the task once it is done.
+    caller: std::thread::Thread,
     state: Mutex<HandoffState>,
     /// The caller's `Remote`, valid while `state` is `Queued` or `Taken`
     /// (the caller does not return before it has moved `Queued` to
@@ -386,8 +388,8 @@ enum HandoffState {
 /// The caller's side: queues the task once, and on the way out (normal or
 /// unwinding) withdraws it or waits for it.
 struct Handoff<'r, 'd, 'c, P: Producer, C: Consumer<P::Item>> {
-    shared: Arc<Shared>,
-    sent: bool,
+    /// The task's side, once it is queued.
+    shared: Option<Arc<Shared>>,
     finished: bool,
     remote: &'r Remote<'d, 'c, P, C>,
 }
@@ -402,24 +404,18 @@ unsafe fn run_remote<P: Producer, C: Consumer<P::Item>>(remote: *const ()) {
     // argument: the `Remote` may go away while this function still runs
     // (after the store below), which no reference argument may see.
     let remote = unsafe { &*remote.cast::<Remote<'_, '_, P, C>>() };
-    let caller = remote.run_rest();
+    remote.run_rest();
     // Release: publishes the outcome to the caller's Acquire load. The
     // caller may return and drop the `Remote` as soon as it sees this, so
-    // nothing of it is touched after the store.
+    // nothing of it is touched after the store (the task wakes the caller
+    // through `Shared`, which it owns a share of).
     remote.done.store(true, Ordering::Release);
-    caller.unpark();
 }
 
 impl<'r, 'd, 'c, P: Producer, C: Consumer<P::Item>> Handoff<'r, 'd, 'c, P, C> {
     fn new(remote: &'r Remote<'d, 'c, P, C>) -> Self {
-        let shared = Arc::new(Shared {
-            state: Mutex::new(HandoffState::Queued),
-            remote: (remote as *const Remote<'d, 'c, P, C>).cast(),
-            run: run_remote::<P, C>,
-        });
         Handoff {
-            shared,
-            sent: false,
+            shared: None,
             finished: false,
             remote,
         }
@@ -427,8 +423,13 @@ impl<'r, 'd, 'c, P: Producer, C: Consumer<P::Item>> Handoff<'r, 'd, 'c, P, C> {
 
     /// Queues the task that takes the rest (once).
     fn send(&mut self) {
-        self.sent = true;
-        let shared = Arc::clone(&self.shared);
+        let shared = Arc::new(Shared {
+            caller: std::thread::current(),
+            state: Mutex::new(HandoffState::Queued),
+            remote: (self.remote as *const Remote<'d, 'c, P, C>).cast(),
+            run: run_remote::<P, C>,
+        });
+        self.shared = Some(Arc::clone(&shared));
         let task = move || {
             let mut state = lock(&shared.state);
             if *state != HandoffState::Queued {
@@ -439,11 +440,14 @@ impl<'r, 'd, 'c, P: Producer, C: Consumer<P::Item>> Handoff<'r, 'd, 'c, P, C> {
             // SAFETY: `Taken`: the caller waits for this call to be done
             // before its `Remote` goes away (`finish`).
             unsafe { (shared.run)(shared.remote) };
+            // After `done`: a caller that saw it before parking takes this
+            // as a stray unpark, which only costs it a look at the flag.
+            shared.caller.unpark();
         };
         if crate::api::global::spawn_on_free_function_pool(task).is_err() {
             // The pool takes no more tasks (it is shutting down): the
             // caller does the whole loop itself.
-            self.sent = false;
+            self.shared = None;
         }
     }
 
@@ -457,12 +461,12 @@ impl<'r, 'd, 'c, P: Producer, C: Consumer<P::Item>> Handoff<'r, 'd, 'c, P, C> {
         // the task can no longer reach the `Remote`, so that a drop that
         // panics unwinds a caller with nothing left to wait for.
         let unused = lock(&self.remote.rest).take();
-        if !self.sent {
+        let Some(shared) = &self.shared else {
             drop_unwinding_or_not(unused);
             return None;
-        }
+        };
         {
-            let mut state = lock(&self.shared.state);
+            let mut state = lock(&shared.state);
             if *state == HandoffState::Queued {
                 *state = HandoffState::Withdrawn;
                 drop(state);
