@@ -324,6 +324,15 @@ pub(crate) fn cores() -> usize {
     std::thread::available_parallelism().map_or(1, usize::from)
 }
 
+/// [`cores`] as first read in this process, for a caller on a hot path (a
+/// loop from outside a pool asks at every call, and the read is system
+/// calls); a pool reads [`cores`] afresh when it is built.
+#[cfg_attr(loom, allow(dead_code))]
+pub(crate) fn cores_read_once() -> usize {
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CORES.get_or_init(cores)
+}
+
 impl Registry {
     /// `stealers` and `yield_stealers` have one entry per seat: `workers`
     /// workers' seats, then the spare seats whose owner ends `spares` holds.

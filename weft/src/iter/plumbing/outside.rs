@@ -25,12 +25,13 @@
 
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::{at, chunk_len, next_chunk, Budget, Clock, Consumer, Drive, Folded, Producer};
 use super::{few_items, ALONE_FOR, CHUNK_TARGET, FIRST_CHUNK};
 use crate::facade::lock;
+use crate::sched::registry::cores_read_once;
 use crate::sched::unwind::drop_contained;
 
 /// The chunk target of a loop the caller shares with one helper, both
@@ -64,7 +65,7 @@ impl<C> Drive<'_, C> {
     {
         let short = few_items(&producer);
         let (caller_share, helpers) =
-            shares(short, crate::current_num_threads(), available_cores());
+            shares(short, crate::current_num_threads(), cores_read_once());
         let remote = Remote {
             rest: Mutex::new(None),
             drive: self,
@@ -165,12 +166,6 @@ fn shares(short: bool, workers: usize, cores: usize) -> (bool, usize) {
     } else {
         (true, workers.min(cores.saturating_sub(1)).max(1))
     }
-}
-
-/// The cores this process may run on (read once: it is a system call).
-fn available_cores() -> usize {
-    static CORES: OnceLock<usize> = OnceLock::new();
-    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, usize::from))
 }
 
 /// A chunk of a rest of `len` items that two threads take from: the wish,
