@@ -874,6 +874,34 @@ fn loops_sharing_with_searchers_race_the_pools_drop() {
     });
 }
 
+// The same race with loops called from outside a worker: inside
+// `weft::blocking` the thread is no worker and free functions act on its
+// pool, so each loop starts on the calling thread and hands its rest to
+// the pool that is dropping (iter/plumbing/outside.rs: the hand-off task,
+// taken or withdrawn, that wakes its caller when done; a pool with a task
+// inside `blocking` still accepts it); some panic at an item past the
+// caller's first chunks with a payload whose drop panics.
+#[test]
+fn loops_handed_off_from_blocking_race_the_pools_drop() {
+    use weft::prelude::*;
+    const ITEMS: u64 = 20_000;
+    race_the_pools_drop(|panics| {
+        weft::blocking(|| {
+            if panics {
+                (0..ITEMS).into_par_iter().for_each(|i| {
+                    if i == ITEMS * 3 / 4 {
+                        thread::sleep(Duration::from_micros(200));
+                        panic::panic_any(BombPayload)
+                    }
+                });
+            } else {
+                let sum: u64 = (0..ITEMS).into_par_iter().map(|x| x * x % 7).sum();
+                assert_eq!(sum, (0..ITEMS).map(|x| x * x % 7).sum::<u64>());
+            }
+        })
+    });
+}
+
 /// Outside threads spawn tasks running `work` (with `true`, a task that
 /// must panic with [`BombPayload`]) on a pool of 64 workers, whose start
 /// hooks spawn such tasks too, until the pool is dropped under them, three
