@@ -754,7 +754,7 @@ fn slow_items<L: Loops>(workers: usize, items: usize) -> Measured {
 }
 
 /// Which runs of a child `small_loops` times.
-#[derive(Clone, Copy, PartialEq)]
+#[derive(Clone, Copy)]
 enum Runs {
     /// The median of [`RUNS_PER_CHILD`] after a warm-up run.
     Warm,
@@ -772,15 +772,15 @@ fn small_loops<L: Loops>(workers: usize, loops: usize, items: usize, runs: Runs)
                 .count()
         })
     };
+    let (timed_runs, warm_up) = match runs {
+        Runs::Warm => (RUNS_PER_CHILD, true),
+        Runs::FirstOnly => (1, false),
+    };
     let (wall, cpu) = median_run::<L, _, _>(
         workers,
-        if runs == Runs::Warm {
-            RUNS_PER_CHILD
-        } else {
-            1
-        },
+        timed_runs,
         || {
-            if runs == Runs::Warm {
+            if warm_up {
                 run();
             }
         },

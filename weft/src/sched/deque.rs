@@ -25,9 +25,10 @@ pub(crate) use crossbeam_deque::{Injector, Steal, Stealer, Worker};
 /// unrun while younger pieces keep splitting, and a search for the last
 /// match (rayon's `find_last`) cannot stop before that piece runs
 /// (docs/RAYON.md, "Session 21"). Here the oldest task runs, as a single
-/// steal would take it, and the batch moves after it. The two steps cost what crossbeam's one does from a LIFO
-/// queue (a compare-and-swap a task either way) plus one fence; a queue
-/// emptied in between leaves the thief with its one task.
+/// steal would take it, and the batch moves after it. The two steps cost
+/// what crossbeam's one does from a LIFO queue (a compare-and-swap a task
+/// either way) plus one fence; a queue emptied in between leaves the
+/// thief with its one task.
 pub(crate) fn steal_oldest_and_batch<T>(source: &Stealer<T>, dest: &Worker<T>) -> Steal<T> {
     match source.steal() {
         Steal::Success(task) => {
