@@ -124,6 +124,7 @@ pub(crate) fn linger_after_loop() {
 }
 
 /// Whether the calling thread is a worker (of any pool).
+#[inline]
 pub(crate) fn on_worker() -> bool {
     WorkerThread::current().is_some()
 }

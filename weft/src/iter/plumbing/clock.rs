@@ -72,6 +72,27 @@ pub(super) struct Clock {
 #[derive(Clone, Copy)]
 pub(super) struct Stamp(u64);
 
+/// A span of time in whole nanoseconds: what the clock's differences come
+/// out as, and the unit of the loops' chunk targets, so that a loop
+/// compares and scales spans with no conversion. A `Duration` is seconds
+/// and nanoseconds: building one from a count divides by 10^9, reading it
+/// back multiplies, and a loop too small to split did both for each of its
+/// three readings (docs/PARALLEL.md, "Session 22").
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
+pub(super) struct Nanos(pub(super) u64);
+
+impl Nanos {
+    /// `duration` in nanoseconds, `u64::MAX` past 584 years.
+    pub(super) const fn of(duration: Duration) -> Nanos {
+        let nanos = duration.as_nanos();
+        if nanos > u64::MAX as u128 {
+            Nanos(u64::MAX)
+        } else {
+            Nanos(nanos as u64)
+        }
+    }
+}
+
 impl Clock {
     /// The clock for a loop that starts now.
     #[inline]
@@ -98,18 +119,20 @@ impl Clock {
 
     /// The time from `earlier` to `later`, zero if `later` reads less.
     #[inline]
-    pub(super) fn between(self, earlier: Stamp, later: Stamp) -> Duration {
+    pub(super) fn between(self, earlier: Stamp, later: Stamp) -> Nanos {
         let delta = later.0.saturating_sub(earlier.0);
         if self.scale == 0 {
-            return Duration::from_nanos(delta);
+            return Nanos(delta);
         }
+        // One 64x64-bit multiply; the high word is nonzero only for spans
+        // of 2^32 ns (4 s) times the scale's integer part and more.
         let nanos = (u128::from(delta) * u128::from(self.scale)) >> 32;
-        Duration::from_nanos(u64::try_from(nanos).unwrap_or(u64::MAX))
+        Nanos(u64::try_from(nanos).unwrap_or(u64::MAX))
     }
 
     /// The time since `earlier`.
     #[inline]
-    pub(super) fn elapsed(self, earlier: Stamp) -> Duration {
+    pub(super) fn elapsed(self, earlier: Stamp) -> Nanos {
         self.between(earlier, self.now())
     }
 
@@ -249,7 +272,7 @@ mod tests {
         let after_start = Instant::now();
         std::thread::sleep(Duration::from_millis(20));
         let before_end = Instant::now();
-        let ours = clock.elapsed(start);
+        let ours = Duration::from_nanos(clock.elapsed(start).0);
         let after_end = Instant::now();
         let (least, most) = (before_end - after_start, after_end - before_start);
         assert!(
@@ -261,6 +284,6 @@ mod tests {
         // Where the counter is usable, the scale is known by now.
         assert_eq!(clock.reads_counter(), matches!(ANCHOR.get(), Some(Some(_))));
         // A later stamp that reads less (another core's counter) is zero.
-        assert_eq!(clock.between(clock.now(), start), Duration::ZERO);
+        assert_eq!(clock.between(clock.now(), start), Nanos(0));
     }
 }

@@ -93,7 +93,7 @@ use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use clock::Clock;
+use clock::{Clock, Nanos};
 
 mod clock;
 mod outside;
@@ -322,7 +322,7 @@ where
 /// inside the 20 us a searcher asks before it takes a half by force
 /// (sched/worker/search.rs, `ASK_BEFORE_STEALING`), and long enough that the clock
 /// reads and the look (tens of nanoseconds) are noise.
-const CHUNK_TARGET: Duration = Duration::from_micros(4);
+const CHUNK_TARGET: Nanos = Nanos::of(Duration::from_micros(4));
 
 /// The first chunk of a leaf, in items: one, so that a slow item is timed
 /// before another is committed to (the next chunk grows up to 64-fold).
@@ -350,7 +350,7 @@ fn few_items<P: Producer>(producer: &P) -> bool {
 /// steal costs (the thief's cache misses on the piece, the owner's wait for
 /// its result). A loop that ends by then runs as the sequential loop plus a
 /// clock read a chunk, wherever it is called from.
-const ALONE_FOR: Duration = Duration::from_micros(2);
+const ALONE_FOR: Nanos = Nanos::of(Duration::from_micros(2));
 
 /// How many more times a piece may split without evidence of idle
 /// workers (the splitting rule in the module docs).
@@ -655,12 +655,11 @@ fn chunk_len<P: Producer>(rest: &P, chunk: usize) -> usize {
 /// The next chunk's size: this one's, scaled so that it would have taken
 /// `target` (at most 64 times larger, at least half), so that cheap items
 /// reach a long chunk in a step or two while slow ones stay few.
-fn next_chunk(chunk: usize, took: Duration, target: Duration) -> usize {
-    let nanos = |duration: Duration| u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX);
+fn next_chunk(chunk: usize, took: Nanos, target: Nanos) -> usize {
     let chunk = chunk.max(1) as u64;
     // Below the clock's resolution a chunk looks free: count it as 20 ns.
-    let took = nanos(took).max(20);
-    let target = nanos(target);
+    let took = took.0.max(20);
+    let target = target.0;
     // Cheap items reach the 64-fold cap: no division then (a loop of a
     // thousand cheap items sizes two chunks, and a division is tens of
     // cycles of its few hundred nanoseconds).
@@ -681,10 +680,10 @@ mod tests {
 
     #[test]
     fn the_next_chunk_aims_at_the_target_within_its_bounds() {
-        let us = Duration::from_micros;
-        let ns = Duration::from_nanos;
+        let us = |micros: u64| Nanos(micros * 1_000);
+        let ns = Nanos;
         // A chunk that took a tenth of the target grows tenfold.
-        assert_eq!(next_chunk(100, us(2) / 10, us(2)), 1_000);
+        assert_eq!(next_chunk(100, ns(200), us(2)), 1_000);
         // Growth stops at 64-fold; a chunk below the clock counts as 20 ns.
         assert_eq!(next_chunk(1, ns(0), us(2)), 64);
         assert_eq!(next_chunk(64, ns(64), us(2)), 2_000);
@@ -695,6 +694,6 @@ mod tests {
         // Huge chunks and durations neither overflow nor shrink past half.
         let huge = usize::MAX / 2;
         assert!(next_chunk(huge, ns(1), us(4)) >= huge / 2);
-        assert_eq!(next_chunk(10, Duration::MAX, us(4)), 5);
+        assert_eq!(next_chunk(10, Nanos(u64::MAX), us(4)), 5);
     }
 }

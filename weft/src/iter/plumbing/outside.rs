@@ -28,7 +28,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use super::{at, chunk_len, next_chunk, Budget, Clock, Consumer, Drive, Folded, Producer};
+use super::{at, chunk_len, next_chunk, Budget, Clock, Consumer, Drive, Folded, Nanos, Producer};
 use super::{few_items, ALONE_FOR, CHUNK_TARGET, FIRST_CHUNK};
 use crate::facade::lock;
 use crate::sched::registry::cores_read_once;
@@ -41,7 +41,7 @@ use crate::sched::unwind::drop_contained;
 /// VM, at 40 us nothing measurable (docs/PARALLEL.md). A chunk is also at
 /// most a quarter of the rest, though never under `CHUNK_TARGET`'s worth
 /// (`guided`), so that the two still meet within a short chunk.
-const SHARED_CHUNK_TARGET: Duration = Duration::from_micros(40);
+const SHARED_CHUNK_TARGET: Nanos = Nanos::of(Duration::from_micros(40));
 
 /// How long the caller watches for the pool's part of its loop to end
 /// before it parks: a parked thread is woken in about 20 us here, longer
@@ -85,8 +85,7 @@ impl<C> Drive<'_, C> {
         let clock = Clock::get();
         let started = clock.now();
         if short {
-            *lock(&remote.rest) = alone.take();
-            handoff.send();
+            handoff.send(alone.take());
         }
         let mut previous = started;
         loop {
@@ -121,8 +120,7 @@ impl<C> Drive<'_, C> {
             let took = clock.between(previous, now);
             previous = now;
             if alone.is_some() && clock.between(started, now) >= ALONE_FOR {
-                *lock(&remote.rest) = alone.take();
-                handoff.send();
+                handoff.send(alone.take());
             }
             (next, floor) = if alone.is_some() {
                 let next = next_chunk(chunk, took, ALONE_FOR);
@@ -318,7 +316,7 @@ impl<P: Producer, C: Consumer<P::Item>> Remote<'_, '_, P, C> {
 
     /// The next chunk's wish and floor (see `guided`) after a chunk of
     /// `chunk` items that took `took`, once the pool has joined in.
-    fn next_wish(&self, chunk: usize, took: Duration) -> (usize, usize) {
+    fn next_wish(&self, chunk: usize, took: Nanos) -> (usize, usize) {
         let floor = next_chunk(chunk, took, CHUNK_TARGET);
         if self.in_chunks() {
             (next_chunk(chunk, took, SHARED_CHUNK_TARGET), floor)
@@ -385,6 +383,10 @@ enum HandoffState {
 struct Handoff<'r, 'd, 'c, P: Producer, C: Consumer<P::Item>> {
     /// The task's side, once it is queued.
     shared: Option<Arc<Shared>>,
+    /// Whether the rest went into `Remote::rest` (at `send`, whether or
+    /// not the pool then took the task): until then the caller holds it
+    /// alone, and `finish` has no lock to take.
+    rest_handed: bool,
     finished: bool,
     remote: &'r Remote<'d, 'c, P, C>,
 }
@@ -411,13 +413,17 @@ impl<'r, 'd, 'c, P: Producer, C: Consumer<P::Item>> Handoff<'r, 'd, 'c, P, C> {
     fn new(remote: &'r Remote<'d, 'c, P, C>) -> Self {
         Handoff {
             shared: None,
+            rest_handed: false,
             finished: false,
             remote,
         }
     }
 
-    /// Queues the task that takes the rest (once).
-    fn send(&mut self) {
+    /// Hands `rest` to the task it queues, which takes from its back
+    /// (once).
+    fn send(&mut self, rest: Option<(P, usize)>) {
+        *lock(&self.remote.rest) = rest;
+        self.rest_handed = true;
         let shared = Arc::new(Shared {
             caller: std::thread::current(),
             state: Mutex::new(HandoffState::Queued),
@@ -455,7 +461,13 @@ impl<'r, 'd, 'c, P: Producer, C: Consumer<P::Item>> Handoff<'r, 'd, 'c, P, C> {
         // that the task finds nothing more, and dropped on the caller once
         // the task can no longer reach the `Remote`, so that a drop that
         // panics unwinds a caller with nothing left to wait for.
-        let unused = lock(&self.remote.rest).take();
+        // A loop that ended before it was handed over (most short loops)
+        // skips the lock: nobody else ever saw the rest.
+        let unused = if self.rest_handed {
+            lock(&self.remote.rest).take()
+        } else {
+            None
+        };
         let Some(shared) = &self.shared else {
             drop_unwinding_or_not(unused);
             return None;
