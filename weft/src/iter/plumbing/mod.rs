@@ -57,7 +57,11 @@
 //! first runs alone on it, a chunk at a time, for `ALONE_FOR`: a loop that
 //! ends by then (a thousand cheap items) never splits and never wakes or
 //! pays a thief, so it costs the sequential loop plus a clock read a
-//! chunk; the rest of a longer one splits by the rule above, and the
+//! chunk. The alone phase ends early once a chunk of at least
+//! `RATE_CHUNK` items shows that the rest would take twice `ALONE_FOR`
+//! (`rest_is_long`): waiting then only keeps the other workers out of a
+//! loop that is sure to need them. The rest of a longer one splits by the
+//! rule above, and the
 //! pool's searchers linger (`Registry::linger`) so that a helper that
 //! finishes its piece is still searching when the next loop splits, not
 //! parked. A pool of one worker folds the loop whole: nobody could take a
@@ -349,8 +353,25 @@ fn few_items<P: Producer>(producer: &P) -> bool {
 /// pool, about the cost of the wake it may save; on a worker, about what a
 /// steal costs (the thief's cache misses on the piece, the owner's wait for
 /// its result). A loop that ends by then runs as the sequential loop plus a
-/// clock read a chunk, wherever it is called from.
+/// clock read a chunk, wherever it is called from. A loop whose rate says
+/// it will not end by then stops working alone at once ([`rest_is_long`]).
 const ALONE_FOR: Nanos = Nanos::of(Duration::from_micros(2));
+
+/// Whether the rest of a loop, `rest_len` items, would take at least
+/// twice [`ALONE_FOR`] at the rate of its last chunk (`chunk` items in
+/// `took`): then each half of a split is worth a steal, and working alone
+/// longer only keeps the other threads waiting. Judged only after a chunk
+/// of at least [`RATE_CHUNK`] items, whose time the clock's floor (tens of
+/// nanoseconds) cannot inflate into a long loop's.
+fn rest_is_long(rest_len: usize, chunk: usize, took: Nanos) -> bool {
+    chunk >= RATE_CHUNK
+        && (rest_len as u64).saturating_mul(took.0)
+            >= (chunk as u64).saturating_mul(2 * ALONE_FOR.0)
+}
+
+/// The shortest chunk whose rate [`rest_is_long`] trusts: the second chunk
+/// of a loop of cheap items (the first grows at most 64-fold).
+const RATE_CHUNK: usize = 64;
 
 /// How many more times a piece may split without evidence of idle
 /// workers (the splitting rule in the module docs).
@@ -575,7 +596,8 @@ impl<'c, C> Drive<'c, C> {
                 return keep(self.finish(folded, 0), rest);
             }
             let now = clock.now();
-            if clock.between(started, now) >= ALONE_FOR {
+            let took = clock.between(previous, now);
+            if clock.between(started, now) >= ALONE_FOR || rest_is_long(rest.len(), chunk, took) {
                 // The pool's searchers keep searching through this loop and
                 // a while after: a helper that finishes its piece before the
                 // loop ends is then still searching when the next starts.
@@ -589,7 +611,7 @@ impl<'c, C> Drive<'c, C> {
                 }
                 return self.finish(folded, 0);
             }
-            next = next_chunk(chunk, clock.between(previous, now), ALONE_FOR);
+            next = next_chunk(chunk, took, ALONE_FOR);
             previous = now;
         }
     }
@@ -677,6 +699,22 @@ fn next_chunk(chunk: usize, took: Nanos, target: Nanos) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_rest_is_long_from_a_trusted_rate_only() {
+        let ns = Nanos;
+        // 64 items in 64 ns: 1 ns an item, so 4,000 more take 4 us, twice
+        // the alone phase; 3,999 do not.
+        assert!(rest_is_long(4_000, 64, ns(64)));
+        assert!(!rest_is_long(3_999, 64, ns(64)));
+        // A chunk shorter than RATE_CHUNK says nothing, however slow: its
+        // time may be the clock's floor.
+        assert!(!rest_is_long(1_000_000, 1, ns(1_000)));
+        assert!(!rest_is_long(1_000_000, RATE_CHUNK - 1, ns(1_000_000)));
+        // Huge rests and times saturate rather than wrap.
+        assert!(rest_is_long(usize::MAX, 64, ns(u64::MAX)));
+        assert!(!rest_is_long(usize::MAX, usize::MAX, ns(0)));
+    }
 
     #[test]
     fn the_next_chunk_aims_at_the_target_within_its_bounds() {

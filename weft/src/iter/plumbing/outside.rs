@@ -5,7 +5,8 @@
 //! A loop called from a thread that is no worker (how most programs call
 //! a parallel loop) does not wait for a round trip into the pool: the
 //! calling thread folds the loop's first chunks itself, alone for
-//! `ALONE_FOR` when the loop is long, then queues a task on the pool
+//! `ALONE_FOR` when the loop is long (or until its rate says the rest
+//! takes twice that: `rest_is_long`), then queues a task on the pool
 //! that takes pieces from the back of the rest while the caller goes on
 //! from the front (`Drive::outside_pool`). A short loop thus ends on the
 //! calling thread without waking any worker, and a long one has the
@@ -29,7 +30,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::{at, chunk_len, next_chunk, Budget, Clock, Consumer, Drive, Folded, Nanos, Producer};
-use super::{few_items, ALONE_FOR, CHUNK_TARGET, FIRST_CHUNK};
+use super::{few_items, rest_is_long, ALONE_FOR, CHUNK_TARGET, FIRST_CHUNK};
 use crate::facade::lock;
 use crate::sched::registry::cores_read_once;
 use crate::sched::unwind::drop_contained;
@@ -119,7 +120,9 @@ impl<C> Drive<'_, C> {
             let now = clock.now();
             let took = clock.between(previous, now);
             previous = now;
-            if alone.is_some() && clock.between(started, now) >= ALONE_FOR {
+            if alone.as_ref().is_some_and(|(rest, _)| {
+                clock.between(started, now) >= ALONE_FOR || rest_is_long(rest.len(), chunk, took)
+            }) {
                 handoff.send(alone.take());
             }
             (next, floor) = if alone.is_some() {
