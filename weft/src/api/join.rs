@@ -105,7 +105,7 @@ where
 /// global pool while the caller waits. Such calls come one after another
 /// (each of rayon's parallel loops is one, through the rayon-core
 /// stand-in), so the pool's searchers may linger for the next
-/// (`Registry::linger_after_join_from_outside`), from before the caller
+/// (`Registry::linger_after_join`), from before the caller
 /// learns of the result: a window opened once the caller has woken would
 /// find the workers parked. Not inlined: the worker path's frame then
 /// holds nothing of this one.
@@ -121,7 +121,7 @@ where
     crate::api::on_workers::install(&crate::api::global::free_function_pool(), move || {
         let worker = WorkerThread::current().expect("install runs on a worker");
         let out = fork::join_on(worker, a, b, true, place);
-        worker.registry_arc().linger_after_join_from_outside();
+        worker.registry_arc().linger_after_join();
         out
     })
 }
@@ -163,20 +163,56 @@ mod tests {
     /// the cores lingers after a `join` from outside, one with more
     /// workers than cores does not.
     #[test]
-    fn only_a_pool_whose_workers_fit_the_cores_lingers_after_a_join_from_outside() {
+    fn only_a_pool_whose_workers_fit_the_cores_lingers_after_a_join() {
         let cores = std::thread::available_parallelism().map_or(1, usize::from);
         let fits = Pool::builder().workers(1).build().unwrap();
         let (_, before) = fits.registry().linger_end_and_now();
-        fits.registry().linger_after_join_from_outside();
+        fits.registry().linger_after_join();
         let (end, _) = fits.registry().linger_end_and_now();
         assert!(end >= before + window_ns(), "1 worker: no window opened");
         let crowded = Pool::builder().workers(cores + 1).build().unwrap();
-        crowded.registry().linger_after_join_from_outside();
+        crowded.registry().linger_after_join();
         assert_eq!(
             crowded.registry().linger_end_and_now().0,
             0,
             "{} workers on {cores} cores opened a window",
             cores + 1
+        );
+    }
+
+    /// A `join` on a worker whose second half another worker ran opens a
+    /// window too (rayon's loops inside `install` end that way), in a pool
+    /// whose workers fit the cores. The first half waits until the second
+    /// has started, so the second must run elsewhere.
+    #[test]
+    fn a_join_whose_half_was_stolen_leaves_the_pool_lingering() {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let cores = std::thread::available_parallelism().map_or(1, usize::from);
+        if cores < 2 {
+            return;
+        }
+        let pool = Pool::builder().workers(2).build().unwrap();
+        let (_, before) = pool.registry().linger_end_and_now();
+        let started = AtomicBool::new(false);
+        let ran_on = pool.install(|| {
+            let (_, b_worker) = crate::join(
+                || {
+                    while !started.load(Ordering::Acquire) {
+                        std::thread::yield_now();
+                    }
+                },
+                || {
+                    started.store(true, Ordering::Release);
+                    crate::current_worker_index()
+                },
+            );
+            (crate::current_worker_index(), b_worker)
+        });
+        assert_ne!(ran_on.0, ran_on.1, "the second half ran on its own worker");
+        let (end, _) = pool.registry().linger_end_and_now();
+        assert!(
+            end >= before + window_ns(),
+            "the window ends at {end} ns, before the join's start ({before} ns) plus the window"
         );
     }
 }

@@ -190,11 +190,27 @@ where
 }
 
 /// Pops jobs until our own `job_b` comes back (returns true: run it inline) or
-/// until it was stolen and has finished (returns false). Jobs above ours on the
-/// queue were pushed by `a`: on a fiber the task suspends rather than run
-/// them, elsewhere they are run on the way.
+/// until it was stolen and has finished (returns false). A join whose half
+/// another worker ran lets the pool linger (`Registry::linger_after_join`):
+/// such joins end loops (rayon's, through the rayon-core stand-in), and
+/// loops come one after another.
 #[cold]
 fn reclaim_or_wait<F, R>(worker: &WorkerThread, job_b: &StackJob<OwnerLatch, F, R>) -> bool
+where
+    F: FnOnce(bool) -> R + Send,
+    R: Send,
+{
+    let reclaimed = take_back_or_wait(worker, job_b);
+    if !reclaimed {
+        worker.registry_arc().linger_after_join();
+    }
+    reclaimed
+}
+
+/// [`reclaim_or_wait`]'s search. Jobs above ours on the queue were pushed
+/// by `a`: on a fiber the task suspends rather than run them, elsewhere
+/// they are run on the way.
+fn take_back_or_wait<F, R>(worker: &WorkerThread, job_b: &StackJob<OwnerLatch, F, R>) -> bool
 where
     F: FnOnce(bool) -> R + Send,
     R: Send,

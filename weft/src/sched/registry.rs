@@ -296,8 +296,8 @@ pub(crate) struct Registry {
     /// since `epoch`; 0 when no loop asked.
     linger_until: AtomicU64,
     /// Whether every worker can have a core of its own: only then does a
-    /// `join` from outside open a linger window
-    /// (`linger_after_join_from_outside`).
+    /// `join` the pool took part in open a linger window
+    /// (`linger_after_join`).
     workers_fit_cores: bool,
     epoch: std::time::Instant,
     /// This pool's futures that went pending, for the sweep when it is dropped.
@@ -311,6 +311,10 @@ pub(crate) struct Registry {
 /// long as a 100k-element sum takes alone. Bounded, and only after such a
 /// call: an idle pool still parks.
 pub(crate) const LINGER_WINDOW: Duration = Duration::from_micros(50);
+
+/// How much of a linger window may have run before [`Registry::linger`]
+/// moves its end again: a quarter.
+const LINGER_SLACK_NS: u64 = LINGER_WINDOW.as_nanos() as u64 / 4;
 
 /// The cores this process may run on; also how many workers may search in
 /// a linger window (sleep.rs, invariant 3). The next call needs that many
@@ -534,21 +538,32 @@ impl Registry {
         }
         let until = self.epoch.elapsed().saturating_add(LINGER_WINDOW);
         let until = u64::try_from(until.as_nanos()).unwrap_or(u64::MAX);
-        // Relaxed: a hint about how long to spin; no data rides on it.
+        // Relaxed: a hint about how long to spin; no data rides on it. A
+        // window that still has three quarters to run is left as it is:
+        // joins whose halves were stolen end thousands of times a second
+        // in fork-join code, and each read-modify-write would take the
+        // line from every other worker's reads.
+        if self.linger_until.load(Ordering::Relaxed) >= until - until.min(LINGER_SLACK_NS) {
+            return;
+        }
         self.linger_until.fetch_max(until, Ordering::Relaxed);
     }
 
-    /// A `join` called from outside the pool is ending here: its caller
-    /// blocked on it, and programs make such calls one after another (each
-    /// of rayon's parallel loops is one, through the rayon-core stand-in),
-    /// so the pool lingers ([`Registry::linger`]) if its workers fit the
-    /// cores. In a pool of more workers than cores it does not: there the
-    /// searchers that stay take part in the next call at once, the
-    /// fan-out of its steals wakes the rest, and the call's threads share
-    /// the cores; an early-exit search (rayon's `find_any` at 8 workers on
-    /// 2 cores) then saw 2.1M items a call instead of 340k, for 4x the
-    /// time (docs/RAYON.md).
-    pub(crate) fn linger_after_join_from_outside(&self) {
+    /// A `join` the pool took part in is ending: one called from outside
+    /// the pool (its caller blocked on it), or one on a worker whose
+    /// second half another worker ran (sched/fork.rs). Programs make such
+    /// calls one after another: each of rayon's parallel loops is one
+    /// (through the rayon-core stand-in: from outside a pool, or inside
+    /// `install`, where a loop's pieces come back by stolen halves), so
+    /// the pool lingers ([`Registry::linger`]) if its workers fit the
+    /// cores, and the next loop's halves find a searcher instead of a
+    /// parked worker to wake. In a pool of more workers than cores it does
+    /// not: there the searchers that stay take part in the next call at
+    /// once, the fan-out of its steals wakes the rest, and the call's
+    /// threads share the cores; an early-exit search (rayon's `find_any` at
+    /// 8 workers on 2 cores) then saw 2.1M items a call instead of 340k,
+    /// for 4x the time (docs/RAYON.md).
+    pub(crate) fn linger_after_join(&self) {
         if self.workers_fit_cores {
             self.linger();
         }

@@ -197,9 +197,11 @@
 //! The spin time itself is the pool's (`Builder::spin`), lengthened for
 //! 50 us after a parallel call from outside the pool ended (one of weft's
 //! loops, or a `join`, which is how rayon's loops reach the pool through
-//! the rayon-core stand-in), or after a loop called on a worker started to
-//! split (`Registry::linger`: the next such call then finds its workers
-//! awake instead of waiting for wake-ups). During that window the bound is
+//! the rayon-core stand-in), after a loop called on a worker started to
+//! split, or after a `join` on a worker whose second half another worker
+//! ran (rayon's loops inside `install` end that way; `Registry::linger`,
+//! `linger_after_join`: the next such call then finds its workers awake
+//! instead of waiting for wake-ups). During that window the bound is
 //! one searcher per core, at least one and at most every seat
 //! (`Sleep::with_linger_searching`), instead of `max_searching`: a call
 //! whose caller blocks (`join`) needs that many at once, and a searcher
