@@ -55,7 +55,9 @@ cpu_model=$(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2- | sed
     echo "Each (scheduler, scenario, workers, repetition) ran in its own process;"
     echo "figures are medians with min-max over repetitions, CPU time is getrusage"
     echo "of the timed section. These machines are noisy: compare ratios within"
-    echo "one run, not figures across runs."
+    echo "one run, not figures across runs. Every binary is built with one codegen"
+    echo "unit (Cargo.toml's release profile), so that how a build is partitioned"
+    echo "does not decide a row (docs/PARALLEL.md, \"Session 22\")."
     echo
     # The report's own title is replaced by the header above; its chart links
     # are relative to docs/bench/.
