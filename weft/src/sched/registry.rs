@@ -313,8 +313,9 @@ pub(crate) struct Registry {
 pub(crate) const LINGER_WINDOW: Duration = Duration::from_micros(50);
 
 /// How much of a linger window may have run before [`Registry::linger`]
-/// moves its end again: a quarter.
-const LINGER_SLACK_NS: u64 = LINGER_WINDOW.as_nanos() as u64 / 4;
+/// moves its end again: a quarter. So a call leaves the window open for
+/// at least `LINGER_WINDOW` less this.
+pub(crate) const LINGER_SLACK_NS: u64 = LINGER_WINDOW.as_nanos() as u64 / 4;
 
 /// The cores this process may run on; also how many workers may search in
 /// a linger window (sleep.rs, invariant 3). The next call needs that many
@@ -526,7 +527,9 @@ impl Registry {
     /// a worker"): programs make such calls one after another, and a
     /// worker that is still searching when the next one arrives takes it
     /// without the wake-up it would otherwise wait for. So for
-    /// [`LINGER_WINDOW`] searchers keep searching past the spin time, and
+    /// [`LINGER_WINDOW`] (at least three quarters of it, when a window
+    /// already open had that much left) searchers keep searching past the
+    /// spin time, and
     /// as many idle workers may search as there are cores (sleep.rs,
     /// invariant 3: for a bounded time, and only after such a call).
     pub(crate) fn linger(&self) {

@@ -195,7 +195,8 @@
 //! ### The linger window
 //!
 //! The spin time itself is the pool's (`Builder::spin`), lengthened for
-//! 50 us after a parallel call from outside the pool ended (one of weft's
+//! 50 us (at least 37.5: a window with that much left is not moved) after
+//! a parallel call from outside the pool ended (one of weft's
 //! loops, or a `join`, which is how rayon's loops reach the pool through
 //! the rayon-core stand-in), after a loop called on a worker started to
 //! split, or after a `join` on a worker whose second half another worker
