@@ -124,8 +124,8 @@ impl Clock {
         if self.scale == 0 {
             return Nanos(delta);
         }
-        // One 64x64-bit multiply; the high word is nonzero only for spans
-        // of 2^32 ns (4 s) times the scale's integer part and more.
+        // One 64x64-bit multiply into 128 bits; the shifted result leaves
+        // 64 bits only past 2^64 ns (584 years), where it saturates.
         let nanos = (u128::from(delta) * u128::from(self.scale)) >> 32;
         Nanos(u64::try_from(nanos).unwrap_or(u64::MAX))
     }

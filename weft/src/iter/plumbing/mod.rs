@@ -357,6 +357,14 @@ fn few_items<P: Producer>(producer: &P) -> bool {
 /// it will not end by then stops working alone at once ([`rest_is_long`]).
 const ALONE_FOR: Nanos = Nanos::of(Duration::from_micros(2));
 
+/// Whether a loop's alone phase is over (the rule, in one place, for a
+/// loop on a worker and one from outside): it has run for [`ALONE_FOR`]
+/// (`alone`, since its start), or its last chunk's rate says the rest is
+/// long ([`rest_is_long`]).
+fn alone_phase_over(alone: Nanos, rest_len: usize, chunk: usize, took: Nanos) -> bool {
+    alone >= ALONE_FOR || rest_is_long(rest_len, chunk, took)
+}
+
 /// Whether the rest of a loop, `rest_len` items, would take at least
 /// twice [`ALONE_FOR`] at the rate of its last chunk (`chunk` items in
 /// `took`): then each half of a split is worth a steal, and working alone
@@ -597,7 +605,7 @@ impl<'c, C> Drive<'c, C> {
             }
             let now = clock.now();
             let took = clock.between(previous, now);
-            if clock.between(started, now) >= ALONE_FOR || rest_is_long(rest.len(), chunk, took) {
+            if alone_phase_over(clock.between(started, now), rest.len(), chunk, took) {
                 // The pool's searchers keep searching through this loop and
                 // a while after: a helper that finishes its piece before the
                 // loop ends is then still searching when the next starts.
@@ -714,6 +722,10 @@ mod tests {
         // Huge rests and times saturate rather than wrap.
         assert!(rest_is_long(usize::MAX, 64, ns(u64::MAX)));
         assert!(!rest_is_long(usize::MAX, usize::MAX, ns(0)));
+        // The alone phase ends on either ground, and not before.
+        assert!(alone_phase_over(ALONE_FOR, 10, 64, ns(1)));
+        assert!(alone_phase_over(ns(100), 4_000, 64, ns(64)));
+        assert!(!alone_phase_over(ns(100), 3_999, 64, ns(64)));
     }
 
     #[test]

@@ -29,8 +29,8 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use super::{alone_phase_over, few_items, ALONE_FOR, CHUNK_TARGET, FIRST_CHUNK};
 use super::{at, chunk_len, next_chunk, Budget, Clock, Consumer, Drive, Folded, Nanos, Producer};
-use super::{few_items, rest_is_long, ALONE_FOR, CHUNK_TARGET, FIRST_CHUNK};
 use crate::facade::lock;
 use crate::sched::registry::cores_read_once;
 use crate::sched::unwind::drop_contained;
@@ -121,7 +121,7 @@ impl<C> Drive<'_, C> {
             let took = clock.between(previous, now);
             previous = now;
             if alone.as_ref().is_some_and(|(rest, _)| {
-                clock.between(started, now) >= ALONE_FOR || rest_is_long(rest.len(), chunk, took)
+                alone_phase_over(clock.between(started, now), rest.len(), chunk, took)
             }) {
                 handoff.send(alone.take());
             }
