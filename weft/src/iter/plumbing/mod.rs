@@ -361,6 +361,7 @@ const ALONE_FOR: Nanos = Nanos::of(Duration::from_micros(2));
 /// loop on a worker and one from outside): it has run for [`ALONE_FOR`]
 /// (`alone`, since its start), or its last chunk's rate says the rest is
 /// long ([`rest_is_long`]).
+#[inline]
 fn alone_phase_over(alone: Nanos, rest_len: usize, chunk: usize, took: Nanos) -> bool {
     alone >= ALONE_FOR || rest_is_long(rest_len, chunk, took)
 }
@@ -371,6 +372,7 @@ fn alone_phase_over(alone: Nanos, rest_len: usize, chunk: usize, took: Nanos) ->
 /// longer only keeps the other threads waiting. Judged only after a chunk
 /// of at least [`RATE_CHUNK`] items, whose time the clock's floor (tens of
 /// nanoseconds) cannot inflate into a long loop's.
+#[inline]
 fn rest_is_long(rest_len: usize, chunk: usize, took: Nanos) -> bool {
     chunk >= RATE_CHUNK
         && (rest_len as u64).saturating_mul(took.0)
