@@ -835,19 +835,34 @@ impl Drop for BombPayload {
 // handler.
 #[test]
 fn stolen_half_waits_race_the_pools_drop() {
-    race_the_pools_drop(|panics| {
-        if panics {
-            weft::join(
-                || {
-                    thread::sleep(Duration::from_micros(200));
-                    panic::panic_any(BombPayload)
-                },
-                || fib(12),
-            );
-        } else {
-            assert_eq!(fib(16), fib_serial(16));
-        }
-    });
+    race_the_pools_drop(joins_whose_half_is_stolen);
+}
+
+/// The work of the stolen-half races: a fib by `join`, or (with `panics`)
+/// a join whose first half panics with a [`BombPayload`] after its second
+/// half was taken.
+fn joins_whose_half_is_stolen(panics: bool) {
+    if panics {
+        weft::join(
+            || {
+                thread::sleep(Duration::from_micros(200));
+                panic::panic_any(BombPayload)
+            },
+            || fib(12),
+        );
+    } else {
+        assert_eq!(fib(16), fib_serial(16));
+    }
+}
+
+// The same race in a pool whose workers fit the cores (at least two): there
+// a join whose second half another worker ran opens a linger window
+// (registry.rs, `linger_after_join`), so searchers keep searching while the
+// pool closes; the drop must still return with every task run once.
+#[test]
+fn stolen_halves_in_a_pool_that_fits_the_cores_race_the_pools_drop() {
+    let cores = thread::available_parallelism().map_or(1, usize::from);
+    race_a_pool_of_the_size_to_its_drop(cores.clamp(2, 64), joins_whose_half_is_stolen);
 }
 
 // The same race with parallel loops in the tasks: loops of 20,000 items,
@@ -908,6 +923,11 @@ fn loops_handed_off_from_blocking_race_the_pools_drop() {
 /// times: every accepted task ran once, and every panic reached the
 /// handler.
 fn race_the_pools_drop(work: fn(bool)) {
+    race_a_pool_of_the_size_to_its_drop(64, work);
+}
+
+/// [`race_the_pools_drop`] on a pool of `workers`.
+fn race_a_pool_of_the_size_to_its_drop(workers: usize, work: fn(bool)) {
     const SPAWNERS: usize = 4;
     const PANIC_EVERY: usize = 16;
     for round in 0..3 {
@@ -920,7 +940,7 @@ fn race_the_pools_drop(work: fn(bool)) {
             // The batch policy asked for, so that every worker enters and
             // leaves it while the pool drops, whatever this machine's cores.
             Pool::builder()
-                .workers(64)
+                .workers(workers)
                 .batch_scheduling(true)
                 .on_thread_start(move |index| {
                     if index % 16 == 0 {
