@@ -17,8 +17,17 @@
 //! records an anchor (an `Instant` and the counter, read together), and
 //! the first loop that starts at least [`CALIBRATE_OVER`] later divides
 //! the two clocks' progress since, once for the process. Loops before that
-//! read `Instant`. The crates that read the counter (quanta, minstant)
-//! calibrate by busy-waiting instead: quanta at its first use, for up to
+//! read `Instant`, at 15-20 ns more a reading, and come through
+//! `calibrate`: a process's first 1,000 loops of 1,000 items in a pool
+//! took 1.26x the sequential loops' time with a window of 10 ms, all of
+//! them inside it, and 1.16x with this one (docs/PARALLEL.md, "Session
+//! 23"). The window can be short because each of the two readings is
+//! the counter read between two readings of `Instant` at most
+//! [`MAX_SAMPLE_SPREAD`] apart (a pair further apart, its thread
+//! descheduled between them, is not trusted, and the next loop tries
+//! again), so that the span the scale is worked out over is known to
+//! within a microsecond. The crates that read the counter (quanta,
+//! minstant) calibrate by busy-waiting instead: quanta at its first use, for up to
 //! 200 ms; minstant at every process's start, for 10 ms or more. A first
 //! loop, or a program that never runs one, must not pay that, so this
 //! small part is written here.
@@ -35,9 +44,14 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 /// How long after the anchor the counter's scale is worked out: long
-/// enough that the few tens of nanoseconds between reading the two clocks
-/// are under a millionth of it.
-pub(super) const CALIBRATE_OVER: Duration = Duration::from_millis(10);
+/// enough that the uncertainty of the two readings (half a
+/// [`MAX_SAMPLE_SPREAD`] each) is under half a percent of it.
+pub(super) const CALIBRATE_OVER: Duration = Duration::from_micros(200);
+
+/// The most two `Instant` readings around a counter reading may lie apart
+/// for the pair to be trusted: a few `Instant` readings' time, far less
+/// than a thread descheduled between them would leave.
+const MAX_SAMPLE_SPREAD: Duration = Duration::from_micros(1);
 
 /// Nanoseconds per counter tick as a 32.32 fixed-point number; 0 while not
 /// yet known, [`NO_COUNTER`] where the counter is not to be used.
@@ -46,17 +60,36 @@ static SCALE: AtomicU64 = AtomicU64::new(0);
 /// The value of [`SCALE`] where only `Instant` is read.
 const NO_COUNTER: u64 = u64::MAX;
 
-/// The two clocks read together, at the process's first loop.
-struct Anchor {
+/// The two clocks read together ([`Sample::take`]).
+#[derive(Clone, Copy)]
+struct Sample {
     instant: Instant,
     ticks: u64,
 }
 
-/// The anchor, or `None` where the counter is not usable. Whether it is
-/// usable is asked once, here: CPUID traps to the hypervisor in a virtual
-/// machine (4.3 us a call on the AMD EPYC VM of docs/PARALLEL.md), and
-/// every loop of the first [`CALIBRATE_OVER`] comes through `calibrate`.
-static ANCHOR: OnceLock<Option<Anchor>> = OnceLock::new();
+impl Sample {
+    /// The counter read between two readings of `Instant`, and dated
+    /// halfway between them; `None` if they lie more than
+    /// [`MAX_SAMPLE_SPREAD`] apart.
+    fn take() -> Option<Sample> {
+        let before = Instant::now();
+        let ticks = counter::read();
+        let spread = before.elapsed();
+        (spread <= MAX_SAMPLE_SPREAD).then(|| Sample {
+            instant: before + spread / 2,
+            ticks,
+        })
+    }
+}
+
+/// Whether the counter is usable. Asked once: CPUID traps to the
+/// hypervisor in a virtual machine (4.3 us a call on the AMD EPYC VM of
+/// docs/PARALLEL.md), and every loop of the first [`CALIBRATE_OVER`]
+/// comes through `calibrate`.
+static USABLE: OnceLock<bool> = OnceLock::new();
+
+/// The first trusted sample of the process's loops.
+static ANCHOR: OnceLock<Sample> = OnceLock::new();
 
 /// The base of `Instant`-based stamps.
 static EPOCH: OnceLock<Instant> = OnceLock::new();
@@ -148,22 +181,20 @@ impl Clock {
 /// be read.
 #[cold]
 fn calibrate() -> u64 {
-    let anchor = ANCHOR.get_or_init(|| {
-        counter::usable().then(|| Anchor {
-            instant: Instant::now(),
-            ticks: counter::read(),
-        })
-    });
-    let Some(anchor) = anchor else {
+    if !*USABLE.get_or_init(counter::usable) {
         SCALE.store(NO_COUNTER, Ordering::Relaxed);
         return 0;
+    }
+    // An untrusted sample leaves everything as it was: the next loop tries.
+    let Some(now) = Sample::take() else {
+        return 0;
     };
-    let (instant, ticks) = (Instant::now(), counter::read());
-    let nanos = instant.duration_since(anchor.instant);
+    let anchor = *ANCHOR.get_or_init(|| now);
+    let nanos = now.instant.saturating_duration_since(anchor.instant);
     if nanos < CALIBRATE_OVER {
         return 0;
     }
-    let scale = match scale_of(nanos, ticks.wrapping_sub(anchor.ticks)) {
+    let scale = match scale_of(nanos, now.ticks.wrapping_sub(anchor.ticks)) {
         Some(scale) => scale,
         None => NO_COUNTER,
     };
@@ -263,7 +294,18 @@ mod tests {
         let first = Clock::get();
         let _ = first.now();
         std::thread::sleep(CALIBRATE_OVER + Duration::from_millis(2));
-        let clock = Clock::get();
+        // A loaded machine may deschedule a sample's thread between its
+        // readings, which `calibrate` then does not trust: later loops try
+        // again, as these do.
+        let usable = *USABLE.get_or_init(counter::usable);
+        let mut clock = Clock::get();
+        for _ in 0..10_000 {
+            if clock.reads_counter() || !usable {
+                break;
+            }
+            std::thread::sleep(Duration::from_micros(100));
+            clock = Clock::get();
+        }
         // Each of the clock's readings between two of `Instant`'s, so that
         // a thread descheduled between them widens the bounds rather than
         // failing the test.
@@ -282,7 +324,7 @@ mod tests {
             clock.reads_counter()
         );
         // Where the counter is usable, the scale is known by now.
-        assert_eq!(clock.reads_counter(), matches!(ANCHOR.get(), Some(Some(_))));
+        assert_eq!(clock.reads_counter(), usable);
         // A later stamp that reads less (another core's counter) is zero.
         assert_eq!(clock.between(clock.now(), start), Nanos(0));
     }
