@@ -19,18 +19,21 @@
 //! the two clocks' progress since, once for the process. Loops before that
 //! read `Instant`, at 15-20 ns more a reading, and come through
 //! `calibrate`: a process's first 1,000 loops of 1,000 items in a pool
-//! took 1.26x the sequential loops' time with a window of 10 ms, all of
+//! took 1.29x the sequential loops' time with a window of 10 ms, all of
 //! them inside it, and 1.16x with this one (docs/PARALLEL.md, "Session
 //! 23"). The window can be short because each of the two readings is
-//! the counter read between two readings of `Instant` at most
-//! [`MAX_SAMPLE_SPREAD`] apart (a pair further apart, its thread
-//! descheduled between them, is not trusted, and the next loop tries
-//! again), so that the span the scale is worked out over is known to
-//! within a microsecond. The crates that read the counter (quanta,
-//! minstant) calibrate by busy-waiting instead: quanta at its first use, for up to
-//! 200 ms; minstant at every process's start, for 10 ms or more. A first
-//! loop, or a program that never runs one, must not pay that, so this
-//! small part is written here.
+//! the counter read between two readings of `Instant`, so the span the
+//! scale is worked out over is known to within half their spread at each
+//! end, and the scale waits only until the span is 200 times that
+//! ([`trusted_span`]): 200 us where the readings lie at most
+//! [`MAX_SAMPLE_SPREAD`] apart, longer where a thread was descheduled
+//! between them (a tighter reading taken within the first 200 us then
+//! replaces a loose first one) or where `Instant` is a system call. The
+//! crates that read the counter (quanta, minstant) calibrate by
+//! busy-waiting instead: quanta at its first use, for up to 200 ms;
+//! minstant at every process's start, for 10 ms or more. A first loop, or
+//! a program that never runs one, must not pay that, so this small part
+//! is written here.
 //!
 //! A loop takes its [`Clock`] once and keeps it, so its stamps are all of
 //! one kind. The counters of two cores may differ by a little; a loop's
@@ -40,18 +43,24 @@
 //! of a few percent in the scale only moves those sizes by as much.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-/// How long after the anchor the counter's scale is worked out: long
-/// enough that the uncertainty of the two readings (half a
-/// [`MAX_SAMPLE_SPREAD`] each) is under half a percent of it.
-pub(super) const CALIBRATE_OVER: Duration = Duration::from_micros(200);
-
-/// The most two `Instant` readings around a counter reading may lie apart
-/// for the pair to be trusted: a few `Instant` readings' time, far less
-/// than a thread descheduled between them would leave.
+/// The spread of two `Instant` readings around a counter reading that
+/// [`CALIBRATE_OVER`] is sized for: a few readings' time where `Instant`
+/// reads the counter itself (25-27 ns here), far less than a thread
+/// descheduled between them would leave.
 const MAX_SAMPLE_SPREAD: Duration = Duration::from_micros(1);
+
+/// How many times its uncertainty a span must be for the scale to be
+/// worked out over it (so within half a percent).
+const SPAN_OVER_UNCERTAINTY: u32 = 200;
+
+/// How long after the anchor the counter's scale is worked out at the
+/// earliest: with readings whose `Instant`s lie at most
+/// [`MAX_SAMPLE_SPREAD`] apart, the uncertainty of the span (half a
+/// spread at each end) is then at most half a percent of it.
+pub(super) const CALIBRATE_OVER: Duration = MAX_SAMPLE_SPREAD.saturating_mul(SPAN_OVER_UNCERTAINTY);
 
 /// Nanoseconds per counter tick as a 32.32 fixed-point number; 0 while not
 /// yet known, [`NO_COUNTER`] where the counter is not to be used.
@@ -63,23 +72,35 @@ const NO_COUNTER: u64 = u64::MAX;
 /// The two clocks read together ([`Sample::take`]).
 #[derive(Clone, Copy)]
 struct Sample {
+    /// Halfway between the two `Instant` readings.
     instant: Instant,
     ticks: u64,
+    /// How far apart the two `Instant` readings lay: the counter was read
+    /// within half of it of `instant`.
+    spread: Duration,
 }
 
 impl Sample {
-    /// The counter read between two readings of `Instant`, and dated
-    /// halfway between them; `None` if they lie more than
-    /// [`MAX_SAMPLE_SPREAD`] apart.
-    fn take() -> Option<Sample> {
+    /// The counter read between two readings of `Instant`.
+    fn take() -> Sample {
         let before = Instant::now();
         let ticks = counter::read();
         let spread = before.elapsed();
-        (spread <= MAX_SAMPLE_SPREAD).then(|| Sample {
+        Sample {
             instant: before + spread / 2,
             ticks,
-        })
+            spread,
+        }
     }
+}
+
+/// The span from `anchor` to `now` if it is long enough to work the scale
+/// out over: at least [`CALIBRATE_OVER`], and [`SPAN_OVER_UNCERTAINTY`]
+/// times the uncertainty of its ends.
+fn trusted_span(anchor: &Sample, now: &Sample) -> Option<Duration> {
+    let span = now.instant.saturating_duration_since(anchor.instant);
+    let uncertainty = (anchor.spread + now.spread) / 2;
+    (span >= CALIBRATE_OVER && span >= uncertainty * SPAN_OVER_UNCERTAINTY).then_some(span)
 }
 
 /// Whether the counter is usable. Asked once: CPUID traps to the
@@ -88,8 +109,11 @@ impl Sample {
 /// comes through `calibrate`.
 static USABLE: OnceLock<bool> = OnceLock::new();
 
-/// The first trusted sample of the process's loops.
-static ANCHOR: OnceLock<Sample> = OnceLock::new();
+/// Where the span the scale is worked out over starts: the first loop's
+/// sample, or a later one with a smaller spread taken before
+/// [`CALIBRATE_OVER`] had passed (a first loop descheduled between its
+/// readings would otherwise hold the scale back for 200 times as long).
+static ANCHOR: Mutex<Option<Sample>> = Mutex::new(None);
 
 /// The base of `Instant`-based stamps.
 static EPOCH: OnceLock<Instant> = OnceLock::new();
@@ -185,16 +209,25 @@ fn calibrate() -> u64 {
         SCALE.store(NO_COUNTER, Ordering::Relaxed);
         return 0;
     }
-    // An untrusted sample leaves everything as it was: the next loop tries.
-    let Some(now) = Sample::take() else {
+    let now = Sample::take();
+    // A poisoned lock holds a sample like any other: nothing panics while
+    // it is held.
+    let mut anchor = ANCHOR
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let Some(start) = *anchor else {
+        *anchor = Some(now);
         return 0;
     };
-    let anchor = *ANCHOR.get_or_init(|| now);
-    let nanos = now.instant.saturating_duration_since(anchor.instant);
-    if nanos < CALIBRATE_OVER {
+    let Some(nanos) = trusted_span(&start, &now) else {
+        let early = now.instant.saturating_duration_since(start.instant) < CALIBRATE_OVER;
+        if early && now.spread < start.spread {
+            *anchor = Some(now);
+        }
         return 0;
-    }
-    let scale = match scale_of(nanos, now.ticks.wrapping_sub(anchor.ticks)) {
+    };
+    drop(anchor);
+    let scale = match scale_of(nanos, now.ticks.wrapping_sub(start.ticks)) {
         Some(scale) => scale,
         None => NO_COUNTER,
     };
@@ -277,6 +310,26 @@ mod tests {
     }
 
     #[test]
+    fn a_span_is_trusted_once_long_against_its_readings_spread() {
+        let at = |micros: u64, spread_ns: u64| Sample {
+            instant: *EPOCH.get_or_init(Instant::now) + Duration::from_micros(micros),
+            ticks: 0,
+            spread: Duration::from_nanos(spread_ns),
+        };
+        let span = |from: &Sample, to: &Sample| trusted_span(from, to).map(|d| d.as_micros());
+        // Readings of 50 ns: CALIBRATE_OVER decides.
+        assert_eq!(span(&at(0, 50), &at(199, 50)), None);
+        assert_eq!(span(&at(0, 50), &at(200, 50)), Some(200));
+        // A first reading descheduled for 3 ms between its two halves:
+        // the span must reach 200 times the 1.5 ms it may be off by.
+        assert_eq!(span(&at(0, 3_000_000), &at(299_000, 20)), None);
+        assert_eq!(span(&at(0, 3_000_000), &at(301_000, 20)), Some(301_000));
+        // A later reading that is earlier than the anchor (a clock read on
+        // another core) is no span at all.
+        assert_eq!(span(&at(500, 50), &at(100, 50)), None);
+    }
+
+    #[test]
     fn a_scale_comes_from_a_clock_like_counter_only() {
         // 3 GHz over 10 ms: a third of a nanosecond a tick.
         let scale = scale_of(Duration::from_millis(10), 30_000_000).unwrap();
@@ -295,8 +348,8 @@ mod tests {
         let _ = first.now();
         std::thread::sleep(CALIBRATE_OVER + Duration::from_millis(2));
         // A loaded machine may deschedule a sample's thread between its
-        // readings, which `calibrate` then does not trust: later loops try
-        // again, as these do.
+        // readings, and the scale then waits for a longer span: later
+        // loops try again, as these do.
         let usable = *USABLE.get_or_init(counter::usable);
         let mut clock = Clock::get();
         for _ in 0..10_000 {
