@@ -19,9 +19,9 @@
 //! the two clocks' progress since, once for the process. Loops before that
 //! read `Instant`, at 15-20 ns more a reading, and come through
 //! `calibrate`: a process's first 1,000 loops of 1,000 items in a pool
-//! took 1.29x the sequential loops' time with a window of 10 ms, all of
-//! them inside it, and 1.16x with this one (docs/PARALLEL.md, "Session
-//! 23"). The window can be short because each of the two readings is
+//! took 1.18-1.29x the sequential loops' time with a window of 10 ms,
+//! all of them inside it, and 0.94x of that with this one
+//! (docs/PARALLEL.md, "Session 23"). The window can be short because each of the two readings is
 //! the counter read between two readings of `Instant`, so the span the
 //! scale is worked out over is known to within half their spread at each
 //! end, and the scale waits only until the span is 200 times that
