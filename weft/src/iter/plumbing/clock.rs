@@ -21,11 +21,11 @@
 //! `calibrate`: a process's first 1,000 loops of 1,000 items in a pool
 //! took 1.18-1.29x the sequential loops' time with a window of 10 ms,
 //! all of them inside it, and 0.94x of that with this one
-//! (docs/PARALLEL.md, "Session 23"). The window can be short because each of the two readings is
-//! the counter read between two readings of `Instant`, so the span the
-//! scale is worked out over is known to within half their spread at each
-//! end, and the scale waits only until the span is 200 times that
-//! ([`trusted_span`]): 200 us where the readings lie at most
+//! (docs/PARALLEL.md, "Session 23"). The window can be short because
+//! each of the two readings is the counter read between two readings of
+//! `Instant`, so the span the scale is worked out over is known to within
+//! half their spread at each end, and the scale waits only until the span
+//! is 200 times that ([`trusted_span`]): 200 us where the readings lie at most
 //! [`MAX_SAMPLE_SPREAD`] apart, longer where a thread was descheduled
 //! between them (a tighter reading taken within the first 200 us then
 //! replaces a loose first one) or where `Instant` is a system call. The
@@ -114,9 +114,10 @@ fn trusted_span(anchor: &Sample, now: &Sample) -> Option<Duration> {
 static USABLE: OnceLock<bool> = OnceLock::new();
 
 /// Where the span the scale is worked out over starts: the first loop's
-/// sample, or a later one with a smaller spread taken before
-/// [`CALIBRATE_OVER`] had passed (a first loop descheduled between its
-/// readings would otherwise hold the scale back for 200 times as long).
+/// sample or, in place of a loose one (spread over [`MAX_SAMPLE_SPREAD`]),
+/// a later one with a smaller spread taken before [`CALIBRATE_OVER`] had
+/// passed (a first loop descheduled between its readings would otherwise
+/// hold the scale back for 100 times as long as it was off its core).
 static ANCHOR: Mutex<Option<Sample>> = Mutex::new(None);
 
 /// The base of `Instant`-based stamps.
@@ -334,8 +335,8 @@ mod tests {
         // the span must reach 200 times the 1.5 ms it may be off by.
         assert_eq!(span(&at(0, 3_000_000), &at(299_000, 20)), None);
         assert_eq!(span(&at(0, 3_000_000), &at(301_000, 20)), Some(301_000));
-        // A later reading that is earlier than the anchor (a clock read on
-        // another core) is no span at all.
+        // A reading dated before the anchor (a loose anchor's midpoint
+        // may lie after another thread's reading) is no span at all.
         assert_eq!(span(&at(500, 50), &at(100, 50)), None);
     }
 
@@ -360,8 +361,8 @@ mod tests {
         // A loaded machine may deschedule a sample's thread between its
         // readings, and the scale then waits for a span 100 times as long
         // as that (`trusted_span`): later loops try again, as these do,
-        // until it is known. Bounded only against a hang (a reading
-        // descheduled for 20 minutes).
+        // until it is known. Bounded only against a hang (a first reading
+        // descheduled for over a second).
         let usable = *USABLE.get_or_init(counter::usable);
         let mut clock = Clock::get();
         let give_up = Instant::now() + Duration::from_secs(120);
