@@ -80,7 +80,7 @@ impl FnContext {
 // for it runs. As a function of its own, each instance of the join takes
 // the caller's body into both of its halves (one level of the recursion
 // unrolled): a tree's two children are read in one frame and their cache
-// misses overlap. Trees 1.1-1.25x faster, fib the same (docs/TUNING.md,
+// misses overlap. Trees 1.06-1.33x faster, fib the same (docs/TUNING.md,
 // "join is a function of its own"). The loops' driver joins through
 // `join_context_with`, which stays inlined into it; the sorts' recursion
 // calls `join`, and took the same time either way.

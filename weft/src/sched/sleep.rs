@@ -202,7 +202,8 @@
 //! split, or after a `join` on a worker whose second half another worker
 //! ran (rayon's loops inside `install` end that way; `Registry::linger`,
 //! `linger_after_join`: the next such call then finds its workers awake
-//! instead of waiting for wake-ups). During that window the bound is
+//! instead of waiting for wake-ups). The two `join` triggers open a window
+//! only where the pool's workers fit the cores (`linger_after_join`). During that window the bound is
 //! one searcher per core, at least one and at most every seat
 //! (`Sleep::with_linger_searching`), instead of `max_searching`: a call
 //! whose caller blocks (`join`) needs that many at once, and a searcher
@@ -213,7 +214,7 @@
 //! the window's bound is below `max_searching`, on purpose: searchers
 //! beyond the cores would spin through the window on cores the loop needs.
 //!
-//! Still bounded: by the window, which only such a loop opens, so an idle
+//! Still bounded: by the window, which only such a call opens, so an idle
 //! pool parks once it has passed. The argument does not depend on the
 //! bound's value: invariant 1 counts on a searcher, any number of them,
 //! sweeping after its RMW, and `unclaimed` stays at most the larger of the
