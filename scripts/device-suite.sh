@@ -38,6 +38,9 @@ cores="$(nproc)"
 status=0
 "$bin" --out "$work/bench" --reps "$reps" --workers "2,8,$cores" "$@" \
     >> "$out/suite.log" 2>&1 || status=$?
+# Packed after each stage, so that a run stopped at the tool's time limit
+# still brings back the stages it finished.
+tar czf "$out/device-bench.tgz" -C "$work" bench
 "$bin" --out "$work/bench/scaling" --only marl/fork-join --only wake/fan-out \
     --workers 8,16,24,64 --peers rayon,tokio,threadpool,std --reps "$reps" "$@" \
     >> "$out/suite.log" 2>&1 || status=$?
