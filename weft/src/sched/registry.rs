@@ -297,7 +297,8 @@ pub(crate) struct Registry {
     linger_until: AtomicU64,
     /// Whether every worker can have a core of its own: only then does a
     /// `join` the pool took part in open a linger window
-    /// (`linger_after_join`).
+    /// (`linger_after_join`), and only then does a notifier make every wake
+    /// itself (sleep.rs, invariant 2).
     workers_fit_cores: bool,
     epoch: std::time::Instant,
     /// This pool's futures that went pending, for the sweep when it is dropped.
@@ -351,6 +352,15 @@ impl Registry {
     ) -> Registry {
         let seats = stealers.len();
         let cores = cores();
+        let workers_fit_cores = workers <= cores;
+        let sleep = Sleep::new(seats, max_searching).with_linger_searching(cores);
+        // Invariant 2 of sleep.rs: wakes go out in a tree only where woken
+        // workers would preempt running ones.
+        let sleep = if workers_fit_cores {
+            sleep.with_direct_wakes()
+        } else {
+            sleep
+        };
         // Before any thread of the pool starts (see barrier.rs).
         barrier::init();
         Registry {
@@ -362,7 +372,7 @@ impl Registry {
             suspend_budget: SuspendBudget::new(hooks.fibers.max_suspended),
             pinned: (0..workers).map(|_| Injector::new()).collect(),
             spares,
-            sleep: Sleep::new(seats, max_searching).with_linger_searching(cores),
+            sleep,
             counters: (0..seats).map(|_| CachePadded::default()).collect(),
             stats: (0..seats).map(|_| CachePadded::default()).collect(),
             external_pushed: CachePadded::new(AtomicU64::new(0)),
@@ -380,7 +390,7 @@ impl Registry {
             discarded: AtomicU64::new(0),
             hooks,
             linger_until: AtomicU64::new(0),
-            workers_fit_cores: workers <= cores,
+            workers_fit_cores,
             epoch: std::time::Instant::now(),
             parked: ParkedTasks::default(),
         }

@@ -28,8 +28,8 @@
 //! | `begin_idle_with`, under the bound: starts searching | +1 | +1 | | | |
 //! | `begin_idle_with`, at the bound: registers | | | +1 | | |
 //! | `notify_work`, an unclaimed searcher: claims it | | -1 | | | |
-//! | `notify_work`, none, a woken worker in flight: leaves it the wake | | | | +1 | |
-//! | `notify_work`, neither: wakes a sleeper (`wake_one_searcher`) | +1 | | -1 | clamped | +1 |
+//! | `notify_work`, none, a woken worker in flight, wakes in a tree: leaves it the wake | | | | +1 | |
+//! | `notify_work`, otherwise: wakes a sleeper (`wake_one_searcher`) | +1 | | -1 | clamped | +1 |
 //! | `end_search` (found work) | -1 | clamped | | | |
 //! | `give_up_search` (then registers) | -1 | clamped | +1 | | |
 //! | `make_owed_wakes`, work visible: pays one wake | +1 | | -1 | -1, clamped | +1 |
@@ -161,12 +161,24 @@
 //!
 //! `k` tasks notified while `w` workers sleep and no searcher is
 //! unclaimed wake `min(k, w)` workers (fewer only if the tasks are taken
-//! before the wakes are made), promptly and in a tree: each notify
-//! either claims one unclaimed searcher, or wakes one sleeper itself when no
-//! woken worker is in flight, or adds one to `owed`. A woken worker's first act
+//! before the wakes are made), promptly: each notify either claims one
+//! unclaimed searcher or sees a sleeper woken for it, by its own call or,
+//! in a pool of more workers than cores, in a tree.
+//!
+//! Where the pool's workers fit the cores, each notify that claims no
+//! searcher wakes a sleeper itself (`Sleep::with_direct_wakes`): a woken
+//! worker goes to an idle core, the notifier's system call costs a few
+//! microseconds and the wake-ups travel side by side. Where they do not
+//! (`with_direct_wakes` not called), a notify that finds a woken worker in
+//! flight adds one to `owed` instead. A woken worker's first act
 //! ([`Sleep::make_owed_wakes`]) is to make up to [`WAKE_FANOUT`] owed wakes, so
 //! the number of woken workers grows geometrically instead of one per
-//! discovered task, and the submitter makes one system call rather than `k`.
+//! discovered task, and the submitter makes one system call rather than `k`:
+//! there, each wake preempts a running thread, and 64 of them from the
+//! submitter took ~560 us on the 2-core VM. A tree costs one wake-up's
+//! latency per level, though: on 16 cores, 8 and 16 tasks to as many
+//! parked workers started 2.1-2.2x later through the tree than woken one
+//! by one from the submitter (docs/TUNING.md, "Wakes side by side").
 //! No owed wake is stranded: a woken worker leaves `in_flight` only in an RMW
 //! that sees `owed == 0`, or sees another worker still in flight (who will
 //! check `owed` again when it leaves), or cancels the debt because no task
@@ -405,6 +417,10 @@ pub(crate) struct Sleep {
     max_searching: u64,
     /// The bound in a linger window (invariant 3).
     linger_searching: u64,
+    /// Whether a notifier that finds a woken worker in flight leaves its
+    /// wake to that worker (`owed`: wakes go out in a tree) rather than
+    /// make it itself (invariant 2 says when each is faster).
+    wakes_in_tree: bool,
 }
 
 impl Sleep {
@@ -428,7 +444,17 @@ impl Sleep {
             slots,
             max_searching: max_searching.clamp(1, MAX_WORKERS) as u64,
             linger_searching: workers.max(1) as u64,
+            wakes_in_tree: true,
         }
+    }
+
+    /// Has every notifier make its own wake instead of owing it to a woken
+    /// worker in flight (invariant 2): for a pool whose workers fit the
+    /// cores.
+    #[cfg_attr(loom, allow(dead_code))]
+    pub(crate) fn with_direct_wakes(mut self) -> Sleep {
+        self.wakes_in_tree = false;
+        self
     }
 
     /// Bounds the searchers of a linger window (invariant 3) to `searchers`
@@ -541,7 +567,7 @@ impl Sleep {
             let mut next = c;
             if c.unclaimed > 0 {
                 next.unclaimed -= 1;
-            } else if c.sleeping > c.owed && c.in_flight > 0 {
+            } else if c.sleeping > c.owed && c.in_flight > 0 && self.wakes_in_tree {
                 next.owed += 1;
             } else {
                 return None;
@@ -978,6 +1004,33 @@ mod tests {
             (3, 0, 0)
         );
         assert_eq!((counts.owed, counts.in_flight), (0, 0));
+    }
+
+    #[test]
+    fn with_direct_wakes_every_notify_wakes_a_sleeper_itself() {
+        let sleep = Sleep::new(3, 1).with_direct_wakes();
+        assert_eq!(sleep.begin_idle(0), Idle::Search);
+        assert_eq!(sleep.begin_idle(1), Idle::Registered);
+        assert_eq!(sleep.begin_idle(2), Idle::Registered);
+        sleep.give_up_search(0);
+        assert!(sleep.notify_work(), "the first task wakes a sleeper");
+        assert!(
+            sleep.notify_work(),
+            "the second one too, with the first woken worker in flight"
+        );
+        assert!(sleep.notify_work(), "and the third");
+        assert!(!sleep.notify_work(), "nobody left to wake");
+        let counts = sleep.counts();
+        assert_eq!(
+            (counts.sleeping, counts.owed, counts.in_flight),
+            (0, 0, 3),
+            "nothing owed"
+        );
+        for index in 0..3 {
+            assert_eq!(sleep.park(index, &|| true), Wake::Searching);
+        }
+        let counts = sleep.counts();
+        assert_eq!((counts.searching, counts.owed, counts.in_flight), (3, 0, 0));
     }
 
     #[test]

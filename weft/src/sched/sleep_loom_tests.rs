@@ -255,6 +255,19 @@ fn three_workers_three_pushes_with_owed_wakes() {
 }
 
 #[test]
+fn two_workers_two_pushes_with_direct_wakes() {
+    // The second push may find the first one's woken worker in flight and
+    // the other asleep: its notifier wakes that one itself (a pool whose
+    // workers fit the cores) where the tree would owe the wake.
+    loom::model(|| {
+        let mut model = Model::new(2, 2, 0);
+        Arc::get_mut(&mut model).expect("not shared yet").sleep =
+            Sleep::new(2, 1).with_direct_wakes();
+        run_model_of(model, 2);
+    });
+}
+
+#[test]
 fn two_workers_two_pushes_in_a_linger_window() {
     // Both workers may search at once (the linger bound at its largest,
     // every seat, as on a machine with more cores than seats), so a push
