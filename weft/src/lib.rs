@@ -4,9 +4,11 @@
 //! when work arrives, and parks every worker (no CPU at all) when none is left.
 //!
 //! Submitting `k` tasks to a pool whose workers sleep wakes `min(k, sleepers)`
-//! of them straight away, from the submitter: no task waits behind another on
-//! one worker while others sleep, and no wake-up cascade trickles through the
-//! pool. Idle workers search other queues for a short, bounded time, a bounded
+//! of them straight away: no task waits behind another on one worker while
+//! others sleep, and no one-at-a-time cascade trickles through the pool. The
+//! submitter makes every wake where each worker has a core; in a pool of more
+//! workers than cores, where a wake preempts a running thread, the woken
+//! workers share them out in a tree. Idle workers search other queues for a short, bounded time, a bounded
 //! number at a time, and then park on a condition variable. The protocol and
 //! the argument for its invariants live in one module of the source
 //! (`src/sched/sleep.rs`).

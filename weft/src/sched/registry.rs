@@ -65,7 +65,7 @@ use crate::sched::fiber::{FiberSettings, Resumable, SuspendBudget};
 use crate::sched::job::JobRef;
 use crate::sched::join_stack::JoinStack;
 use crate::sched::parked::ParkedTasks;
-use crate::sched::sleep::Sleep;
+use crate::sched::sleep::{Sleep, Wakes};
 use crate::sched::spares::Spares;
 use crate::sched::unwind::drop_payload;
 
@@ -330,6 +330,15 @@ pub(crate) fn cores() -> usize {
     std::thread::available_parallelism().map_or(1, usize::from)
 }
 
+/// Whether every one of a pool's `workers` can have a core of its own.
+/// Where not, a woken worker preempts a running thread, which decides the
+/// pool's wakes (sleep.rs, invariant 2), its linger after a `join`
+/// (`linger_after_join`) and its threads' default policy
+/// (threads.rs, `batch_by_default`).
+pub(crate) fn workers_fit_cores(workers: usize) -> bool {
+    workers <= cores()
+}
+
 /// [`cores`] as first read in this process, for a caller on a hot path (a
 /// loop from outside a pool asks at every call, and the read is system
 /// calls); a pool reads [`cores`] afresh when it is built.
@@ -352,15 +361,15 @@ impl Registry {
     ) -> Registry {
         let seats = stealers.len();
         let cores = cores();
-        let workers_fit_cores = workers <= cores;
-        let sleep = Sleep::new(seats, max_searching).with_linger_searching(cores);
+        let workers_fit_cores = workers_fit_cores(workers);
+        let mut sleep = Sleep::new(seats, max_searching).with_linger_searching(cores);
         // Invariant 2 of sleep.rs: wakes go out in a tree only where woken
         // workers would preempt running ones.
-        let sleep = if workers_fit_cores {
-            sleep.with_direct_wakes()
+        sleep.set_wakes(if workers_fit_cores {
+            Wakes::Direct
         } else {
-            sleep
-        };
+            Wakes::Tree
+        });
         // Before any thread of the pool starts (see barrier.rs).
         barrier::init();
         Registry {

@@ -13,7 +13,7 @@
 //! * `sleeping` — registered sleepers; always equal to `sleepers.len()`, because both
 //!   change together under the `sleepers` lock;
 //! * `owed` — wakes that notifiers left to woken workers in flight (see fan-out);
-//!   never more than `sleeping`;
+//!   never more than `sleeping`, and always 0 with direct wakes;
 //! * `in_flight` — workers woken to search that have not yet made those wakes.
 //!
 //! # How each step moves the counters
@@ -29,11 +29,11 @@
 //! | `begin_idle_with`, at the bound: registers | | | +1 | | |
 //! | `notify_work`, an unclaimed searcher: claims it | | -1 | | | |
 //! | `notify_work`, none, a woken worker in flight, wakes in a tree: leaves it the wake | | | | +1 | |
-//! | `notify_work`, otherwise: wakes a sleeper (`wake_one_searcher`) | +1 | | -1 | clamped | +1 |
+//! | `notify_work`, otherwise, if `sleeping > owed`: wakes a sleeper (`wake_one_searcher`) | +1 | | -1 | clamped | +1 |
 //! | `end_search` (found work) | -1 | clamped | | | |
 //! | `give_up_search` (then registers) | -1 | clamped | +1 | | |
 //! | `make_owed_wakes`, work visible: pays one wake | +1 | | -1 | -1, clamped | +1 |
-//! | `make_owed_wakes`, done: leaves flight, cancels what no work needs | | | | -cancelled | -1 |
+//! | `make_owed_wakes`, done (at once with direct wakes): leaves flight, cancels what no work needs | | | | -cancelled | -1 |
 //! | `cancel` (unregisters itself), `wake_worker` (`Wake::Direct`) | | | -1 | clamped | |
 //! | `wake_all` (shutdown) | | | -all | clamped | |
 //!
@@ -165,12 +165,12 @@
 //! unclaimed searcher or sees a sleeper woken for it, by its own call or,
 //! in a pool of more workers than cores, in a tree.
 //!
-//! Where the pool's workers fit the cores, each notify that claims no
-//! searcher wakes a sleeper itself (`Sleep::with_direct_wakes`): a woken
-//! worker goes to an idle core, the notifier's system call costs a few
-//! microseconds and the wake-ups travel side by side. Where they do not
-//! (`with_direct_wakes` not called), a notify that finds a woken worker in
-//! flight adds one to `owed` instead. A woken worker's first act
+//! With [`Wakes::Direct`], each notify that claims no searcher wakes a
+//! sleeper itself: a woken worker goes to an idle core, the notifier's
+//! system call costs a few microseconds and the wake-ups travel side by
+//! side. With [`Wakes::Tree`], a notify that finds a woken worker in
+//! flight adds one to `owed` instead. (`Registry::new` gives a pool direct
+//! wakes where its workers fit the cores, `registry::workers_fit_cores`.) A woken worker's first act
 //! ([`Sleep::make_owed_wakes`]) is to make up to [`WAKE_FANOUT`] owed wakes, so
 //! the number of woken workers grows geometrically instead of one per
 //! discovered task, and the submitter makes one system call rather than `k`:
@@ -315,7 +315,8 @@ const UNCLAIMED_BITS: u64 = FIELD_MASK << FIELD_BITS;
 const SLEEPING_BITS: u64 = FIELD_MASK << (2 * FIELD_BITS);
 
 /// How many sleepers a woken worker wakes on behalf of notifiers before it
-/// looks for its own task (more if it is the last one in flight).
+/// looks for its own task (more if it is the last one in flight), with
+/// [`Wakes::Tree`].
 const WAKE_FANOUT: u64 = 2;
 
 /// The counters packed in `state`, unpacked for reading.
@@ -417,10 +418,19 @@ pub(crate) struct Sleep {
     max_searching: u64,
     /// The bound in a linger window (invariant 3).
     linger_searching: u64,
-    /// Whether a notifier that finds a woken worker in flight leaves its
-    /// wake to that worker (`owed`: wakes go out in a tree) rather than
-    /// make it itself (invariant 2 says when each is faster).
-    wakes_in_tree: bool,
+    /// Who makes the wake a notify needs while a woken worker is in flight.
+    wakes: Wakes,
+}
+
+/// Who makes the wake a notify needs while a woken worker is still in
+/// flight (invariant 2 says when each is faster).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Wakes {
+    /// The notifier leaves it to the woken workers (`owed`): wakes go out
+    /// in a tree, the submitter makes one system call.
+    Tree,
+    /// The notifier makes it itself: wakes travel side by side.
+    Direct,
 }
 
 impl Sleep {
@@ -444,17 +454,14 @@ impl Sleep {
             slots,
             max_searching: max_searching.clamp(1, MAX_WORKERS) as u64,
             linger_searching: workers.max(1) as u64,
-            wakes_in_tree: true,
+            wakes: Wakes::Tree,
         }
     }
 
-    /// Has every notifier make its own wake instead of owing it to a woken
-    /// worker in flight (invariant 2): for a pool whose workers fit the
-    /// cores.
-    #[cfg_attr(loom, allow(dead_code))]
-    pub(crate) fn with_direct_wakes(mut self) -> Sleep {
-        self.wakes_in_tree = false;
-        self
+    /// Sets who makes the wakes a burst of notifies needs (invariant 2;
+    /// `new` starts with [`Wakes::Tree`]). Before any worker runs.
+    pub(crate) fn set_wakes(&mut self, wakes: Wakes) {
+        self.wakes = wakes;
     }
 
     /// Bounds the searchers of a linger window (invariant 3) to `searchers`
@@ -567,7 +574,7 @@ impl Sleep {
             let mut next = c;
             if c.unclaimed > 0 {
                 next.unclaimed -= 1;
-            } else if c.sleeping > c.owed && c.in_flight > 0 && self.wakes_in_tree {
+            } else if self.wakes == Wakes::Tree && c.sleeping > c.owed && c.in_flight > 0 {
                 next.owed += 1;
             } else {
                 return None;
@@ -578,7 +585,8 @@ impl Sleep {
             return false;
         }
         if before.sleeping > before.owed {
-            // Nobody in flight to delegate to: wake one ourselves.
+            // Direct wakes, or nobody in flight to delegate to: wake one
+            // ourselves.
             return self.wake_one_searcher();
         }
         false
@@ -602,8 +610,12 @@ impl Sleep {
     /// notifiers, up to [`WAKE_FANOUT`], or all of them if no other woken
     /// worker is still in flight to make them. Then it leaves `in_flight` in
     /// the same RMW that saw nothing left for it to do, so no owed wake is ever
-    /// left without a worker in flight to make it. Sleepers are thus woken in
-    /// a tree, several at a time, rather than all by the notifier or one by one.
+    /// left without a worker in flight to make it. With [`Wakes::Tree`],
+    /// sleepers are thus woken in a tree, several at a time, rather than all
+    /// by the notifier or one by one. With [`Wakes::Direct`] nothing is ever
+    /// owed, and it leaves `in_flight` at once, without the sleepers' lock
+    /// or a look at the queues: the notifier may be taking that lock for its
+    /// next wake, and the look serves only an owed wake.
     ///
     /// Rule *owed-but-taken*: before each owed wake it looks at the queues
     /// (`more_work`). If nothing is queued, the tasks those wakes were owed to
@@ -617,6 +629,14 @@ impl Sleep {
     /// work is visible, makes up to the cancelled number of wakes itself.
     /// (Loom checks the rule; liveness does not depend on those extra wakes.)
     fn make_owed_wakes(&self, more_work: &dyn Fn() -> bool) {
+        if self.wakes == Wakes::Direct {
+            self.update(|c| {
+                let mut after = c;
+                after.in_flight -= 1;
+                Some(after)
+            });
+            return;
+        }
         let mut woken = 0;
         loop {
             let work_visible = more_work();
@@ -1008,7 +1028,8 @@ mod tests {
 
     #[test]
     fn with_direct_wakes_every_notify_wakes_a_sleeper_itself() {
-        let sleep = Sleep::new(3, 1).with_direct_wakes();
+        let mut sleep = Sleep::new(3, 1);
+        sleep.set_wakes(Wakes::Direct);
         assert_eq!(sleep.begin_idle(0), Idle::Search);
         assert_eq!(sleep.begin_idle(1), Idle::Registered);
         assert_eq!(sleep.begin_idle(2), Idle::Registered);

@@ -19,7 +19,7 @@ use loom::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use loom::sync::{Arc, Condvar, Mutex};
 use loom::thread;
 
-use crate::sched::sleep::{Idle, Sleep, Wake};
+use crate::sched::sleep::{Idle, Sleep, Wake, Wakes};
 
 struct Model {
     sleep: Sleep,
@@ -261,8 +261,10 @@ fn two_workers_two_pushes_with_direct_wakes() {
     // workers fit the cores) where the tree would owe the wake.
     loom::model(|| {
         let mut model = Model::new(2, 2, 0);
-        Arc::get_mut(&mut model).expect("not shared yet").sleep =
-            Sleep::new(2, 1).with_direct_wakes();
+        Arc::get_mut(&mut model)
+            .expect("not shared yet")
+            .sleep
+            .set_wakes(Wakes::Direct);
         run_model_of(model, 2);
     });
 }

@@ -34,7 +34,7 @@ use std::sync::Arc;
 /// Whether a pool of `workers` runs under `SCHED_BATCH` when the builder
 /// does not say (module docs): where it has more workers than cores.
 pub(crate) fn batch_by_default(workers: usize) -> bool {
-    workers > crate::sched::registry::cores()
+    !crate::sched::registry::workers_fit_cores(workers)
 }
 
 /// The user's naming closure.

@@ -27,6 +27,7 @@ use loom::thread;
 use crate::sched::fork::{join_on, Place};
 use crate::sched::job::ClosureJob;
 use crate::sched::registry::{Hooks, Registry};
+use crate::sched::sleep::Wakes;
 use crate::sched::spares::Spares;
 use crate::sched::threads::ThreadSetup;
 use crate::sched::worker::{self, SeatQueues, WorkerThread};
@@ -34,8 +35,16 @@ use crate::sched::worker::{self, SeatQueues, WorkerThread};
 /// A registry as `Builder::build` makes one (no spare seats, one sweep of
 /// spin), with the owner ends of its seats' queues: for the models that
 /// run workers on it, and for those that only need its shared state
-/// (fiber_loom_tests).
+/// (fiber_loom_tests). Its wakes go out in a tree, whatever the host's
+/// cores, so that the models check the same protocol on every machine:
+/// the tree is the mode with more states (owed wakes, their cancelling);
+/// direct wakes have models of their own.
 pub(super) fn loom_registry(workers: usize) -> (Arc<Registry>, Vec<SeatQueues>) {
+    loom_registry_with(workers, Wakes::Tree)
+}
+
+/// [`loom_registry`] with the given wakes.
+fn loom_registry_with(workers: usize, wakes: Wakes) -> (Arc<Registry>, Vec<SeatQueues>) {
     let mut locals = Vec::new();
     let mut stealers = Vec::new();
     let mut yield_stealers = Vec::new();
@@ -60,15 +69,16 @@ pub(super) fn loom_registry(workers: usize) -> (Arc<Registry>, Vec<SeatQueues>) 
         #[cfg(feature = "trace")]
         trace: None,
     };
-    let registry = Arc::new(Registry::new(
+    let mut registry = Registry::new(
         stealers,
         yield_stealers,
         workers,
         Spares::new(workers, Vec::new(), setup),
         (workers / 2).max(1),
         hooks,
-    ));
-    (registry, locals)
+    );
+    registry.sleep.set_wakes(wakes);
+    (Arc::new(registry), locals)
 }
 
 /// A pool as `Builder::build` makes one (no spare seats, one sweep of spin),
@@ -80,7 +90,11 @@ struct Model {
 
 impl Model {
     fn start(workers: usize) -> Model {
-        let (registry, locals) = loom_registry(workers);
+        Model::start_with(workers, Wakes::Tree)
+    }
+
+    fn start_with(workers: usize, wakes: Wakes) -> Model {
+        let (registry, locals) = loom_registry_with(workers, wakes);
         let threads = locals
             .into_iter()
             .enumerate()
@@ -175,6 +189,20 @@ fn two_workers_run_two_injected_tasks_and_shut_down() {
     loom::model(|| {
         let runs = Arc::new(Runs::default());
         let pool = Model::start(2);
+        pool.inject(counted(&runs));
+        pool.inject(counted(&runs));
+        assert_eq!(runs.wait_for(2), 2);
+        pool.shut_down();
+    });
+}
+
+#[test]
+fn two_workers_with_direct_wakes_run_two_injected_tasks_and_shut_down() {
+    // The second push may find the first one's woken worker in flight and
+    // the other worker asleep: its notifier wakes that one itself.
+    loom::model(|| {
+        let runs = Arc::new(Runs::default());
+        let pool = Model::start_with(2, Wakes::Direct);
         pool.inject(counted(&runs));
         pool.inject(counted(&runs));
         assert_eq!(runs.wait_for(2), 2);
