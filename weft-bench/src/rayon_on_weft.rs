@@ -36,9 +36,26 @@ fn manifest() -> PathBuf {
     bench_dir().join("rayon-on-weft/Cargo.toml")
 }
 
+/// The environment variable that names a second binary built elsewhere,
+/// for a machine with no cargo (scripts/device-suite.sh sets it); the
+/// children still check that the rayon it links runs on weft.
+pub const PREBUILT: &str = "WEFT_BENCH_RAYON_ON_WEFT";
+
 /// Builds the second binary beside this one, with this one's profile (cargo
-/// only checks it when it is up to date), and returns its path.
+/// only checks it when it is up to date), and returns its path; or returns
+/// the binary that [`PREBUILT`] names, without building.
 pub fn build() -> Result<PathBuf, String> {
+    if let Some(prebuilt) = std::env::var_os(PREBUILT) {
+        let bin = PathBuf::from(prebuilt);
+        return if bin.is_file() {
+            Ok(bin)
+        } else {
+            Err(format!(
+                "{PREBUILT} names {}, which is no file",
+                bin.display()
+            ))
+        };
+    }
     let exe = std::env::current_exe().map_err(|e| format!("own executable path: {e}"))?;
     let profile_dir = exe
         .parent()
