@@ -330,13 +330,13 @@ pub(crate) fn cores() -> usize {
     std::thread::available_parallelism().map_or(1, usize::from)
 }
 
-/// Whether every one of a pool's `workers` can have a core of its own.
-/// Where not, a woken worker preempts a running thread, which decides the
-/// pool's wakes (sleep.rs, invariant 2), its linger after a `join`
-/// (`linger_after_join`) and its threads' default policy
-/// (threads.rs, `batch_by_default`).
-pub(crate) fn workers_fit_cores(workers: usize) -> bool {
-    workers <= cores()
+/// Whether every one of a pool's `workers` can have a core of its own,
+/// given the process's `cores` ([`cores`]). Where not, a woken worker
+/// preempts a running thread, which decides the pool's wakes (sleep.rs,
+/// invariant 2), its linger after a `join` (`linger_after_join`) and its
+/// threads' default policy (threads.rs, `batch_by_default`).
+pub(crate) fn workers_fit_cores(workers: usize, cores: usize) -> bool {
+    workers <= cores
 }
 
 /// [`cores`] as first read in this process, for a caller on a hot path (a
@@ -361,7 +361,7 @@ impl Registry {
     ) -> Registry {
         let seats = stealers.len();
         let cores = cores();
-        let workers_fit_cores = workers_fit_cores(workers);
+        let workers_fit_cores = workers_fit_cores(workers, cores);
         let mut sleep = Sleep::new(seats, max_searching).with_linger_searching(cores);
         // Invariant 2 of sleep.rs: wakes go out in a tree only where woken
         // workers would preempt running ones.

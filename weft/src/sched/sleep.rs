@@ -165,20 +165,23 @@
 //! unclaimed searcher or sees a sleeper woken for it, by its own call or,
 //! in a pool of more workers than cores, in a tree.
 //!
+//! `Registry::new` gives a pool direct wakes where its workers fit the
+//! cores (`registry::workers_fit_cores`), and the tree elsewhere.
+//!
 //! With [`Wakes::Direct`], each notify that claims no searcher wakes a
 //! sleeper itself: a woken worker goes to an idle core, the notifier's
 //! system call costs a few microseconds and the wake-ups travel side by
-//! side. With [`Wakes::Tree`], a notify that finds a woken worker in
-//! flight adds one to `owed` instead. (`Registry::new` gives a pool direct
-//! wakes where its workers fit the cores, `registry::workers_fit_cores`.) A woken worker's first act
+//! side. A tree would cost one wake-up's latency per level: on 16 cores,
+//! 8 and 16 tasks to as many parked workers started 2.1-2.2x later
+//! through it (docs/TUNING.md, "Wakes side by side").
+//!
+//! With [`Wakes::Tree`], a notify that finds a woken worker in flight adds
+//! one to `owed` instead, and a woken worker's first act
 //! ([`Sleep::make_owed_wakes`]) is to make up to [`WAKE_FANOUT`] owed wakes, so
 //! the number of woken workers grows geometrically instead of one per
 //! discovered task, and the submitter makes one system call rather than `k`:
-//! there, each wake preempts a running thread, and 64 of them from the
-//! submitter took ~560 us on the 2-core VM. A tree costs one wake-up's
-//! latency per level, though: on 16 cores, 8 and 16 tasks to as many
-//! parked workers started 2.1-2.2x later through the tree than woken one
-//! by one from the submitter (docs/TUNING.md, "Wakes side by side").
+//! there each wake preempts a running thread, and 64 of them from the
+//! submitter took ~560 us on the 2-core VM.
 //! No owed wake is stranded: a woken worker leaves `in_flight` only in an RMW
 //! that sees `owed == 0`, or sees another worker still in flight (who will
 //! check `owed` again when it leaves), or cancels the debt because no task
@@ -215,8 +218,8 @@
 //! ran (rayon's loops inside `install` end that way; `Registry::linger`,
 //! `linger_after_join`: the next such call then finds its workers awake
 //! instead of waiting for wake-ups). The two `join` triggers open a window
-//! only where the pool's workers fit the cores (`linger_after_join`). During that window the bound is
-//! one searcher per core, at least one and at most every seat
+//! only where the pool's workers fit the cores (`linger_after_join`).
+//! During that window the bound is one searcher per core, at least one and at most every seat
 //! (`Sleep::with_linger_searching`), instead of `max_searching`: a call
 //! whose caller blocks (`join`) needs that many at once, and a searcher
 //! past the pool's spin time yields its core between sweeps
@@ -1027,7 +1030,7 @@ mod tests {
     }
 
     #[test]
-    fn with_direct_wakes_every_notify_wakes_a_sleeper_itself() {
+    fn direct_wakes_have_every_notify_wake_a_sleeper_itself() {
         let mut sleep = Sleep::new(3, 1);
         sleep.set_wakes(Wakes::Direct);
         assert_eq!(sleep.begin_idle(0), Idle::Search);
