@@ -263,9 +263,9 @@
 //! `par_split`...), `ParallelBridge` (`par_bridge`),
 //! `FromParallelIterator` and `ParallelExtend`, with
 //! rayon's semantics (collect keeps order; `find_first` is the first in
-//! order). `flat_map`'s inner iterators run sequentially on the worker
-//! that produced their outer item (as rayon's `flat_map_iter`, which is
-//! there too).
+//! order). `flat_map`'s inner iterators run in parallel, each through
+//! the loop's consumer, as rayon's do; `flat_map_iter` takes sequential
+//! ones.
 //!
 //! The async yield for futures is [`yield_async`]; [`yield_now`] is
 //! rayon's synchronous one.

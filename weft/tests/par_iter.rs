@@ -1230,7 +1230,7 @@ fn par_bridge_sees_every_item_once() {
             2 * v.len(),
             "flat_map_iter ({ctx})"
         );
-        // Inner bridges of a flat_map run sequentially.
+        // Inner bridges of a flat_map: every item of each, once.
         assert_eq!(
             (0..3u32)
                 .into_par_iter()
@@ -6380,12 +6380,14 @@ fn split_covers_its_data_in_order() {
             vec![0..len],
             "uncut ({ctx})"
         );
-        // Flat-mapped, it runs sequentially: one piece.
+        // As a `flat_map`'s inner loop (split in a pool, in one go from
+        // outside one), it still covers its data in order.
         assert_eq!(
             weft::iter::once(0..len)
                 .flat_map(|range| weft::iter::split(range, halve(leaf)))
-                .count(),
-            1,
+                .flat_map_iter(|piece| piece)
+                .collect::<Vec<_>>(),
+            (0..len).collect::<Vec<_>>(),
             "flat_map ({ctx})"
         );
     });
@@ -6738,4 +6740,243 @@ fn a_loop_of_few_sleeping_items_forces_no_steal() {
     });
     assert_eq!(ran.load(Ordering::Relaxed), 8);
     assert_eq!(pool.stats().total().join_halves_forced, 0);
+}
+
+// ------------------------------------------------- flat_map inner loops
+
+/// `v` cut into a few contiguous groups (one to four), at random places,
+/// each item with its index: a `flat_map` over the groups has few outer
+/// items and long inner loops, which run in parallel (plumbing's "Inner
+/// loops").
+fn groups_of(case: &mut Case, v: &[u32]) -> Vec<Vec<(usize, u32)>> {
+    let groups = 1 + case.rng.below(4);
+    let mut cuts: Vec<usize> = (1..groups).map(|_| case.rng.below(v.len() + 1)).collect();
+    cuts.push(0);
+    cuts.push(v.len());
+    cuts.sort_unstable();
+    cuts.windows(2)
+        .map(|cut| (cut[0]..cut[1]).map(|i| (i, v[i])).collect())
+        .collect()
+}
+
+/// A `flat_map` over few outer items with long inner loops gives the
+/// sequential answer through every kind of consumer and through the
+/// adapters that pass their consumer down to it (`map`, `filter`,
+/// `filter_map`, `inspect`, `copied`, `cloned`, `update`,
+/// `flat_map_iter`, a second `flat_map`), and behind one that does not
+/// (`fold`).
+#[test]
+fn flat_map_inner_loops_against_std() {
+    check("flat_map_inner_loops_against_std", |case| {
+        let ctx = case.to_string();
+        let v = case.values(1_000);
+        let groups = groups_of(case, &v);
+        let pairs: Vec<(usize, u32)> = v.iter().copied().enumerate().collect();
+        let inner = || groups.par_iter().flat_map(|group| group.par_iter());
+
+        assert_eq!(
+            inner().copied().collect::<Vec<_>>(),
+            pairs,
+            "collect ({ctx})"
+        );
+        assert_eq!(
+            inner()
+                .cloned()
+                .filter(|&(_, x)| x % 3 != 0)
+                .map(|(i, x)| i as u64 * u64::from(x))
+                .collect::<Vec<_>>(),
+            pairs
+                .iter()
+                .filter(|&&(_, x)| x % 3 != 0)
+                .map(|&(i, x)| i as u64 * u64::from(x))
+                .collect::<Vec<_>>(),
+            "cloned filter map collect ({ctx})"
+        );
+        let seen = AtomicUsize::new(0);
+        assert_eq!(
+            inner()
+                .inspect(|_| {
+                    seen.fetch_add(1, Ordering::Relaxed);
+                })
+                .filter_map(|&(i, x)| (x % 2 == 0).then_some(i))
+                .flat_map_iter(|i| [i, i + 1])
+                .collect::<Vec<_>>(),
+            pairs
+                .iter()
+                .filter(|&&(_, x)| x % 2 == 0)
+                .flat_map(|&(i, _)| [i, i + 1])
+                .collect::<Vec<_>>(),
+            "inspect filter_map flat_map_iter ({ctx})"
+        );
+        assert_eq!(seen.load(Ordering::Relaxed), v.len(), "inspect ({ctx})");
+        assert_eq!(
+            inner()
+                .copied()
+                .update(|pair| pair.1 += 1)
+                .map(|(_, x)| u64::from(x))
+                .sum::<u64>(),
+            v.iter().map(|&x| u64::from(x) + 1).sum::<u64>(),
+            "update sum ({ctx})"
+        );
+        assert_eq!(
+            inner()
+                .flat_map(|&(_, x)| (0..x % 4).into_par_iter())
+                .count(),
+            v.iter().map(|&x| (x % 4) as usize).sum::<usize>(),
+            "flat_map of a flat_map ({ctx})"
+        );
+        assert_eq!(
+            inner().fold(|| 0usize, |count, _| count + 1).sum::<usize>(),
+            v.len(),
+            "fold behind ({ctx})"
+        );
+
+        // Order-sensitive and early-exit consumers.
+        let target = case.rng.below(1_000) as u32;
+        assert_eq!(
+            inner().find_first(|pair| pair.1 == target).copied(),
+            pairs.iter().find(|pair| pair.1 == target).copied(),
+            "find_first ({ctx})"
+        );
+        assert_eq!(
+            inner().find_last(|pair| pair.1 == target).copied(),
+            pairs.iter().rev().find(|pair| pair.1 == target).copied(),
+            "find_last ({ctx})"
+        );
+        assert_eq!(
+            inner().find_any(|pair| pair.1 == target).map(|pair| pair.1),
+            v.contains(&target).then_some(target),
+            "find_any ({ctx})"
+        );
+        assert_eq!(
+            inner().any(|pair| pair.1 == target),
+            v.contains(&target),
+            "any ({ctx})"
+        );
+        assert_eq!(
+            inner().all(|pair| pair.1 != target),
+            !v.contains(&target),
+            "all ({ctx})"
+        );
+        assert_eq!(
+            inner().min_by_key(|pair| pair.1).copied(),
+            pairs.iter().min_by_key(|pair| pair.1).copied(),
+            "min_by_key, the first of equals ({ctx})"
+        );
+        assert_eq!(
+            inner().max_by_key(|pair| pair.1).copied(),
+            pairs.iter().max_by_key(|pair| pair.1).copied(),
+            "max_by_key, the last of equals ({ctx})"
+        );
+        assert_eq!(
+            inner()
+                .try_for_each(|pair| if pair.1 == target {
+                    Err(pair.0)
+                } else {
+                    Ok(())
+                })
+                .is_err(),
+            v.contains(&target),
+            "try_for_each ({ctx})"
+        );
+        let (small, large): (Vec<usize>, Vec<usize>) =
+            inner().map(|pair| pair.0).partition(|&i| v[i] < 500);
+        assert_eq!(
+            (small, large),
+            (0..v.len()).partition(|&i| v[i] < 500),
+            "partition ({ctx})"
+        );
+
+        // A floating-point sum, deterministic: the same bits every run.
+        let floats = || {
+            groups
+                .par_iter()
+                .deterministic()
+                .flat_map(|group| group.par_iter().map(|&(_, x)| f64::from(x) / 7.0))
+                .sum::<f64>()
+        };
+        let first = floats();
+        for _ in 0..3 {
+            assert_eq!(floats().to_bits(), first.to_bits(), "deterministic ({ctx})");
+        }
+    });
+}
+
+/// Items by value through a `flat_map`'s parallel inner loops: each is
+/// moved out or dropped once, when a search leaves the rest unsearched and
+/// when a closure panics midway.
+#[test]
+fn flat_map_inner_loops_by_value() {
+    quiet_planned_panics();
+    check("flat_map_inner_loops_by_value", |case| {
+        let ctx = case.to_string();
+        let len = case.len;
+        let cut = case.rng.below(len + 1);
+        let regroup = |items: Vec<Tracked>| -> Vec<Vec<Tracked>> {
+            let mut items = items;
+            let tail = items.split_off(cut);
+            vec![items, Vec::new(), tail]
+        };
+        moves_in_order(len, 0..len, "flat_map by value", &ctx, |items| {
+            regroup(items)
+                .into_par_iter()
+                .flat_map(|group| group.into_par_iter())
+                .collect()
+        });
+        let target = case.rng.below(len + 1);
+        moves_in_order(
+            len,
+            (target < len).then_some(target),
+            "find_first by value",
+            &ctx,
+            |items| {
+                regroup(items)
+                    .into_par_iter()
+                    .flat_map(|group| group.into_par_iter())
+                    .find_first(|item| item.id == target)
+                    .into_iter()
+                    .collect()
+            },
+        );
+        if len > 0 {
+            let target = case.rng.below(len);
+            panics_on(len, target, "flat_map", &ctx, |items, explode| {
+                regroup(items)
+                    .into_par_iter()
+                    .flat_map(|group| group.into_par_iter())
+                    .for_each(|item| explode(&item));
+            });
+        }
+    });
+}
+
+/// A `flat_map`'s inner loop spreads over the pool, as a loop called on a
+/// worker does: one outer item whose inner loop's items sleep. Its last
+/// item waits, under a deadline, for another thread to have run one of
+/// the others; run on one thread, it would wait alone.
+#[test]
+fn a_flat_maps_inner_loop_spreads_over_the_pool() {
+    let pool = Pool::builder().workers(4).build().expect("pool");
+    let threads = Mutex::new(HashSet::new());
+    let spread = AtomicUsize::new(0);
+    pool.install(|| {
+        weft::iter::once(16)
+            .flat_map(|items: usize| (0..items).into_par_iter())
+            .for_each(|i| {
+                std::thread::sleep(std::time::Duration::from_millis(1));
+                let lock = || threads.lock().unwrap_or_else(PoisonError::into_inner);
+                lock().insert(std::thread::current().id());
+                if i == 15 {
+                    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+                    while lock().len() < 2 && std::time::Instant::now() < deadline {
+                        std::thread::sleep(std::time::Duration::from_millis(1));
+                    }
+                    spread.store(lock().len(), Ordering::Relaxed);
+                }
+            });
+    });
+    assert!(
+        spread.load(Ordering::Relaxed) >= 2,
+        "the inner loop ran on one thread"
+    );
 }

@@ -1,7 +1,7 @@
 //! Adapters: each wraps its base iterator and its base's producer, and
 //! splits where the base splits.
 
-use super::plumbing::{keep, Blocks, Producer};
+use super::plumbing::{drive, keep, Blocks, Consumer, Producer};
 use super::{IndexedParallelIterator, IntoParallelIterator, ParallelIterator};
 
 /// Declares an adapter's producer type, with the base producer and a
@@ -49,6 +49,7 @@ where
     fn into_seq(self) -> Self::Seq {
         self.base.into_seq().map(self.f)
     }
+    drive_nested_with_step!(f => super::nested::MapStep(f));
     fn opt_len(&self) -> Option<usize> {
         self.base.opt_len()
     }
@@ -214,6 +215,7 @@ where
     fn into_seq(self) -> Self::Seq {
         self.base.into_seq().filter(self.f)
     }
+    drive_nested_with_step!(f => super::nested::FilterStep(f));
 }
 
 impl<'f, P, F> Producer for FilterProducer<'f, P, F>
@@ -265,6 +267,7 @@ where
     fn into_seq(self) -> Self::Seq {
         self.base.into_seq().filter_map(self.f)
     }
+    drive_nested_with_step!(f => super::nested::FilterMapStep(f));
 }
 
 impl<'f, P, F, R> Producer for FilterMapProducer<'f, P, F>
@@ -287,8 +290,10 @@ where
 // -------------------------------------------------------------- flat_map
 
 /// `iter.flat_map(f)`: `f` returns something that converts into a parallel
-/// iterator; each such inner iterator runs sequentially on the thread that
-/// produced its outer item (the outer iterator gives the parallelism).
+/// iterator; each such inner iterator runs in parallel through the loop's
+/// consumer (`drive_with`, and plumbing's "Inner loops"), or, behind an
+/// adapter that does not pass its consumer down, sequentially on the
+/// thread that took its outer item (the pieces' iterator, `FlatMapSeq`).
 #[derive(Clone, Debug)]
 pub struct FlatMap<I, F> {
     pub(crate) base: I,
@@ -317,6 +322,24 @@ where
     }
     fn into_seq(self) -> Self::Seq {
         FlatMapSeq::new(self.base.into_seq(), self.f)
+    }
+    const NESTS: bool = true;
+    fn drive_with<C: Consumer<U::Item>>(&mut self, consumer: &C) -> C::Result {
+        if I::NESTS {
+            // The base's inner loops run in parallel; these fold as its
+            // items, sequentially.
+            let step = super::nested::FlatMapSeqStep(&self.f);
+            return self
+                .base
+                .drive_with(&super::nested::Adapted { consumer, step });
+        }
+        let producer = self.base.producer();
+        let nested = super::nested::Nested {
+            consumer,
+            f: &self.f,
+            sequential: producer.deterministic(),
+        };
+        drive(producer, &nested)
     }
 }
 
@@ -348,7 +371,7 @@ pub struct FlatMapSeq<It, F, S> {
 }
 
 impl<It, F, S> FlatMapSeq<It, F, S> {
-    fn new(base: It, f: F) -> Self {
+    pub(crate) fn new(base: It, f: F) -> Self {
         FlatMapSeq {
             base,
             f,
@@ -420,6 +443,7 @@ where
     fn into_seq(self) -> Self::Seq {
         self.base.into_seq().flat_map(self.f)
     }
+    drive_nested_with_step!(f => super::nested::FlatMapIterStep(f));
 }
 
 impl<'f, P, F, U> Producer for FlatMapIterProducer<'f, P, F>
@@ -467,7 +491,7 @@ pub struct ClonedProducer<P> {
 }
 
 macro_rules! by_value {
-    ($adapter:ident, $producer:ident, $bound:ident, $method:ident, $seq:ident) => {
+    ($adapter:ident, $producer:ident, $bound:ident, $method:ident, $seq:ident, $step:ident) => {
         impl<'t, I, T> ParallelIterator for $adapter<I>
         where
             I: ParallelIterator<Item = &'t T>,
@@ -487,6 +511,7 @@ macro_rules! by_value {
             fn into_seq(self) -> Self::Seq {
                 self.base.into_seq().$method()
             }
+            drive_nested_with_step!(super::nested::$step);
             fn opt_len(&self) -> Option<usize> {
                 self.base.opt_len()
             }
@@ -524,8 +549,8 @@ macro_rules! by_value {
     };
 }
 
-by_value!(Copied, CopiedProducer, Copy, copied, Copied);
-by_value!(Cloned, ClonedProducer, Clone, cloned, Cloned);
+by_value!(Copied, CopiedProducer, Copy, copied, Copied, CopiedStep);
+by_value!(Cloned, ClonedProducer, Clone, cloned, Cloned, ClonedStep);
 
 // ------------------------------------------------------------- enumerate
 
@@ -1018,7 +1043,7 @@ impl<P: Producer> Producer for HintedProducer<P> {
 /// (`$($by)+` is `&` or `&mut`) and then yields it: its producer and its
 /// sequential iterator.
 macro_rules! touching {
-    ($(#[$doc:meta])* $name:ident, $producer:ident, $seq:ident, $($by:tt)+) => {
+    ($(#[$doc:meta])* $name:ident, $producer:ident, $seq:ident, $step:ident, $($by:tt)+) => {
         $(#[$doc])*
         #[derive(Clone, Debug)]
         pub struct $name<I, F> {
@@ -1072,6 +1097,7 @@ macro_rules! touching {
                     f: self.f,
                 }
             }
+            drive_nested_with_step!(f => super::nested::$step(f));
             fn opt_len(&self) -> Option<usize> {
                 self.base.opt_len()
             }
@@ -1114,6 +1140,7 @@ touching!(
     Inspect,
     InspectProducer,
     InspectIter,
+    InspectStep,
     &
 );
 
@@ -1122,6 +1149,7 @@ touching!(
     Update,
     UpdateProducer,
     UpdateIter,
+    UpdateStep,
     &mut
 );
 

@@ -76,7 +76,7 @@ impl<T: Send> ParallelExtend<T> for Vec<T> {
 
 /// Every piece's items in a `Vec` of their own, the pieces in order.
 pub(crate) fn collect_pieces<I: ParallelIterator>(iter: &mut I) -> LinkedList<Vec<I::Item>> {
-    collect_pieces_of(iter.producer())
+    iter.drive_with(&Pieces)
 }
 
 /// Every item of `producer`'s pieces in a `Vec` per piece, in order.
@@ -84,37 +84,40 @@ pub(crate) fn collect_pieces_of<P: Producer>(producer: P) -> LinkedList<Vec<P::I
 where
     P::Item: Send,
 {
-    struct Pieces;
-    impl<T: Send> Consumer<T> for Pieces {
-        type Result = LinkedList<Vec<T>>;
-        fn fold<It: Iterator<Item = T>>(&self, _offset: usize, items: It) -> Self::Result {
-            let piece: Vec<T> = items.collect();
-            let mut list = LinkedList::new();
-            if !piece.is_empty() {
-                list.push_back(piece);
-            }
-            list
+    drive(producer, &Pieces)
+}
+
+/// The consumer of [`collect_pieces`]: a `Vec` a piece, in a list.
+struct Pieces;
+
+impl<T: Send> Consumer<T> for Pieces {
+    type Result = LinkedList<Vec<T>>;
+    fn fold<It: Iterator<Item = T>>(&self, _offset: usize, items: It) -> Self::Result {
+        let piece: Vec<T> = items.collect();
+        let mut list = LinkedList::new();
+        if !piece.is_empty() {
+            list.push_back(piece);
         }
-        fn reduce(&self, mut left: Self::Result, mut right: Self::Result) -> Self::Result {
-            left.append(&mut right);
-            left
-        }
-        fn fold_more<It: Iterator<Item = T>>(
-            &self,
-            mut left: Self::Result,
-            offset: usize,
-            items: It,
-        ) -> Self::Result {
-            match left.back_mut() {
-                Some(last) => {
-                    last.extend(items);
-                    left
-                }
-                None => self.fold(offset, items),
+        list
+    }
+    fn reduce(&self, mut left: Self::Result, mut right: Self::Result) -> Self::Result {
+        left.append(&mut right);
+        left
+    }
+    fn fold_more<It: Iterator<Item = T>>(
+        &self,
+        mut left: Self::Result,
+        offset: usize,
+        items: It,
+    ) -> Self::Result {
+        match left.back_mut() {
+            Some(last) => {
+                last.extend(items);
+                left
             }
+            None => self.fold(offset, items),
         }
     }
-    drive(producer, &Pieces)
 }
 
 /// Writes exactly `len` items into `vec`'s spare room, each piece into its
@@ -454,7 +457,7 @@ impl FromParallelIterator<()> for () {
         I: IntoParallelIterator<Item = ()>,
     {
         let mut iter = iter.into_par_iter();
-        drive(iter.producer(), &super::consumers::ForEach(&|()| ()));
+        iter.drive_with(&super::consumers::ForEach(&|()| ()));
     }
 }
 

@@ -52,6 +52,8 @@
 pub mod plumbing;
 
 #[macro_use]
+mod nested;
+#[macro_use]
 mod adapters;
 mod bridge;
 mod collect;
@@ -143,7 +145,7 @@ use consumers::{
     Count, Extreme, FindAny, FindFirst, FindLast, ForEach, MinMax, Product, ReduceOptional,
     ReduceWith, Sum, TryReduce,
 };
-use plumbing::{drive, Producer};
+use plumbing::{drive, Consumer, Producer};
 use stateful::{CloneSeed as WithClone, InitSeed as WithInit};
 
 /// A parallel iterator: a loop whose items are produced and consumed on
@@ -180,6 +182,19 @@ pub trait ParallelIterator: Sized + Send {
         None
     }
 
+    /// Whether [`drive_with`](Self::drive_with) runs inner loops in
+    /// parallel (a `flat_map`, or an adapter that passes its consumer down
+    /// to one): see plumbing's "Inner loops".
+    #[doc(hidden)]
+    const NESTS: bool = false;
+
+    /// Runs the loop through `consumer`: what every consuming method calls,
+    /// once, before it drops `self`. Overridden where [`NESTS`](Self::NESTS).
+    #[doc(hidden)]
+    fn drive_with<C: Consumer<Self::Item>>(&mut self, consumer: &C) -> C::Result {
+        drive(self.producer(), consumer)
+    }
+
     // ------------------------------------------------------- adapters
 
     /// Applies `f` to each item.
@@ -212,8 +227,25 @@ pub trait ParallelIterator: Sized + Send {
     }
 
     /// Maps each item to a parallel iterator and yields their items in
-    /// turn. Each inner iterator runs sequentially on the worker that
-    /// produced its outer item; the outer loop gives the parallelism.
+    /// turn, in order. Each inner iterator runs in parallel through the
+    /// loop's consumer, on the worker that took its outer item and on any
+    /// that join it, so that a few outer items with long inner loops use
+    /// the whole pool; a short inner loop folds whole, at about the cost of
+    /// [`flat_map_iter`](Self::flat_map_iter)'s sequential iterators. Where
+    /// an adapter other than `map`, `filter`, `filter_map`, `inspect`,
+    /// `update`, `cloned`, `copied` or `flat_map_iter` follows it, the inner
+    /// iterators run sequentially, the outer loop giving the parallelism.
+    ///
+    /// ```
+    /// use weft::prelude::*;
+    ///
+    /// let rows = vec![vec![1, 2, 3], vec![], vec![4, 5]];
+    /// let all: Vec<i32> = rows
+    ///     .par_iter()
+    ///     .flat_map(|row| row.par_iter().map(|x| x * 10))
+    ///     .collect();
+    /// assert_eq!(all, [10, 20, 30, 40, 50]);
+    /// ```
     fn flat_map<F, U>(self, f: F) -> FlatMap<Self, F>
     where
         F: Fn(Self::Item) -> U + Sync + Send,
@@ -750,7 +782,7 @@ pub trait ParallelIterator: Sized + Send {
     where
         F: Fn(Self::Item) + Sync + Send,
     {
-        drive(self.producer(), &ForEach(&f));
+        self.drive_with(&ForEach(&f));
     }
 
     /// Calls `op` on every item with a mutable state that each piece the
@@ -869,7 +901,7 @@ pub trait ParallelIterator: Sized + Send {
     where
         S: Send + std::iter::Sum<Self::Item> + std::iter::Sum<S>,
     {
-        drive(self.producer(), &Sum(PhantomData))
+        self.drive_with(&Sum(PhantomData))
     }
 
     /// Multiplies the items.
@@ -877,12 +909,12 @@ pub trait ParallelIterator: Sized + Send {
     where
         P: Send + std::iter::Product<Self::Item> + std::iter::Product<P>,
     {
-        drive(self.producer(), &Product(PhantomData))
+        self.drive_with(&Product(PhantomData))
     }
 
     /// Counts the items.
     fn count(mut self) -> usize {
-        drive(self.producer(), &Count)
+        self.drive_with(&Count)
     }
 
     /// Combines the items with `op`, starting each piece from `identity()`;
@@ -892,13 +924,10 @@ pub trait ParallelIterator: Sized + Send {
         ID: Fn() -> Self::Item + Sync + Send,
         OP: Fn(Self::Item, Self::Item) -> Self::Item + Sync + Send,
     {
-        drive(
-            self.producer(),
-            &ReduceWith {
-                identity: &identity,
-                op: &op,
-            },
-        )
+        self.drive_with(&ReduceWith {
+            identity: &identity,
+            op: &op,
+        })
     }
 
     /// [`reduce`](Self::reduce) without an identity (rayon's
@@ -918,7 +947,7 @@ pub trait ParallelIterator: Sized + Send {
     where
         OP: Fn(Self::Item, Self::Item) -> Self::Item + Sync + Send,
     {
-        drive(self.producer(), &ReduceOptional(&op))
+        self.drive_with(&ReduceOptional(&op))
     }
 
     /// [`reduce`](Self::reduce) over fallible items with a fallible `op`
@@ -950,14 +979,11 @@ pub trait ParallelIterator: Sized + Send {
         ID: Fn() -> T + Sync + Send,
         Self::Item: Try<Output = T>,
     {
-        drive(
-            self.producer(),
-            &TryReduce {
-                identity: &identity,
-                op: &op,
-                stopped: AtomicBool::new(false),
-            },
-        )
+        self.drive_with(&TryReduce {
+            identity: &identity,
+            op: &op,
+            stopped: AtomicBool::new(false),
+        })
     }
 
     /// [`try_reduce`](Self::try_reduce) without an identity (rayon's
@@ -1019,13 +1045,10 @@ pub trait ParallelIterator: Sized + Send {
     where
         F: Fn(&Self::Item, &Self::Item) -> std::cmp::Ordering + Sync + Send,
     {
-        drive(
-            self.producer(),
-            &MinMax {
-                compare: &compare,
-                keep: Extreme::Min,
-            },
-        )
+        self.drive_with(&MinMax {
+            compare: &compare,
+            keep: Extreme::Min,
+        })
     }
 
     /// The greatest item by `compare`; the last of equal ones.
@@ -1033,13 +1056,10 @@ pub trait ParallelIterator: Sized + Send {
     where
         F: Fn(&Self::Item, &Self::Item) -> std::cmp::Ordering + Sync + Send,
     {
-        drive(
-            self.producer(),
-            &MinMax {
-                compare: &compare,
-                keep: Extreme::Max,
-            },
-        )
+        self.drive_with(&MinMax {
+            compare: &compare,
+            keep: Extreme::Max,
+        })
     }
 
     /// The item with the least key; the first of equal ones.
@@ -1166,13 +1186,10 @@ pub trait ParallelIterator: Sized + Send {
         P: Fn(&Self::Item) -> bool + Sync + Send,
     {
         let matches = |item: Self::Item| predicate(&item).then_some(item);
-        drive(
-            self.producer(),
-            &FindAny {
-                found: AtomicBool::new(false),
-                matches: &matches,
-            },
-        )
+        self.drive_with(&FindAny {
+            found: AtomicBool::new(false),
+            matches: &matches,
+        })
     }
 
     /// [`find_any`](Self::find_any), under the name rayon keeps for old
@@ -1194,13 +1211,10 @@ pub trait ParallelIterator: Sized + Send {
         P: Fn(&Self::Item) -> bool + Sync + Send,
     {
         let matches = |item: Self::Item| predicate(&item).then_some(item);
-        drive(
-            self.producer(),
-            &FindFirst {
-                best: AtomicUsize::new(usize::MAX),
-                matches: &matches,
-            },
-        )
+        self.drive_with(&FindFirst {
+            best: AtomicUsize::new(usize::MAX),
+            matches: &matches,
+        })
     }
 
     /// The last item, in the input's order, for which `predicate` holds
@@ -1216,13 +1230,10 @@ pub trait ParallelIterator: Sized + Send {
         P: Fn(&Self::Item) -> bool + Sync + Send,
     {
         let matches = |item: Self::Item| predicate(&item).then_some(item);
-        drive(
-            self.producer(),
-            &FindLast {
-                best: AtomicUsize::new(0),
-                matches: &matches,
-            },
-        )
+        self.drive_with(&FindLast {
+            best: AtomicUsize::new(0),
+            matches: &matches,
+        })
     }
 
     /// Some `Some` that `f` returns for an item, whichever a worker finds
@@ -1238,13 +1249,10 @@ pub trait ParallelIterator: Sized + Send {
         F: Fn(Self::Item) -> Option<R> + Sync + Send,
         R: Send,
     {
-        drive(
-            self.producer(),
-            &FindAny {
-                found: AtomicBool::new(false),
-                matches: &f,
-            },
-        )
+        self.drive_with(&FindAny {
+            found: AtomicBool::new(false),
+            matches: &f,
+        })
     }
 
     /// The first `Some`, in the input's order, that `f` returns for an item
@@ -1260,13 +1268,10 @@ pub trait ParallelIterator: Sized + Send {
         F: Fn(Self::Item) -> Option<R> + Sync + Send,
         R: Send,
     {
-        drive(
-            self.producer(),
-            &FindFirst {
-                best: AtomicUsize::new(usize::MAX),
-                matches: &f,
-            },
-        )
+        self.drive_with(&FindFirst {
+            best: AtomicUsize::new(usize::MAX),
+            matches: &f,
+        })
     }
 
     /// The last `Some`, in the input's order, that `f` returns for an item
@@ -1282,13 +1287,10 @@ pub trait ParallelIterator: Sized + Send {
         F: Fn(Self::Item) -> Option<R> + Sync + Send,
         R: Send,
     {
-        drive(
-            self.producer(),
-            &FindLast {
-                best: AtomicUsize::new(0),
-                matches: &f,
-            },
-        )
+        self.drive_with(&FindLast {
+            best: AtomicUsize::new(0),
+            matches: &f,
+        })
     }
 
     /// Whether `predicate` holds for some item; stops once one is found,
@@ -1298,13 +1300,10 @@ pub trait ParallelIterator: Sized + Send {
         P: Fn(Self::Item) -> bool + Sync + Send,
     {
         let matches = |item: Self::Item| predicate(item).then_some(());
-        drive(
-            self.producer(),
-            &FindAny {
-                found: AtomicBool::new(false),
-                matches: &matches,
-            },
-        )
+        self.drive_with(&FindAny {
+            found: AtomicBool::new(false),
+            matches: &matches,
+        })
         .is_some()
     }
 
@@ -1315,13 +1314,10 @@ pub trait ParallelIterator: Sized + Send {
         P: Fn(Self::Item) -> bool + Sync + Send,
     {
         let fails = |item: Self::Item| (!predicate(item)).then_some(());
-        drive(
-            self.producer(),
-            &FindAny {
-                found: AtomicBool::new(false),
-                matches: &fails,
-            },
-        )
+        self.drive_with(&FindAny {
+            found: AtomicBool::new(false),
+            matches: &fails,
+        })
         .is_none()
     }
 }

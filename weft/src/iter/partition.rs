@@ -13,7 +13,7 @@ use std::marker::PhantomData;
 
 use super::adapters::ChainProducer;
 use super::collect::{FromParallelIterator, ParallelExtend};
-use super::plumbing::{drive, Consumer};
+use super::plumbing::Consumer;
 use super::{IndexedParallelIterator, IntoParallelIterator, ParallelIterator};
 
 /// One of two values (rayon's `iter::Either`): what the closure of
@@ -88,7 +88,7 @@ where
     R: Send,
     F: Fn(I::Item, &mut Vec<L>, &mut Vec<R>) + Sync,
 {
-    drive(iter.producer(), &TwoWays(&sort, PhantomData))
+    iter.drive_with(&TwoWays(&sort, PhantomData))
 }
 
 /// Runs `iter`, sorting the first of each pair to the left and the
@@ -324,7 +324,8 @@ where
 }
 
 /// Either of two sequential iterators with the same items (what a
-/// parallel `Either` runs as inside `flat_map`).
+/// parallel `Either` runs as where a `flat_map`'s inner iterator folds
+/// whole).
 impl<L, R> Iterator for Either<L, R>
 where
     L: Iterator,

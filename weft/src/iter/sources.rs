@@ -32,12 +32,15 @@ macro_rules! range_iterator {
             type Item = $t;
             type Producer<'a> = RangeProducer<$t>;
             type Seq = Range<$t>;
+            #[inline]
             fn producer(&mut self) -> RangeProducer<$t> {
                 RangeProducer { range: self.range.clone() }
             }
+            #[inline]
             fn into_seq(self) -> Range<$t> {
                 self.range
             }
+            #[inline]
             fn opt_len(&self) -> Option<usize> {
                 let opt_len: fn(&Self) -> Option<usize> = $opt_len;
                 opt_len(self)
@@ -57,6 +60,7 @@ macro_rules! ranges {
         }
 
         impl IndexedParallelIterator for RangeIter<$t> {
+            #[inline]
             fn len(&self) -> usize {
                 range_len(self.range.start as i128, self.range.end as i128)
             }
@@ -65,9 +69,11 @@ macro_rules! ranges {
         impl Producer for RangeProducer<$t> {
             type Item = $t;
             type IntoIter = Range<$t>;
+            #[inline]
             fn len(&self) -> usize {
                 range_len(self.range.start as i128, self.range.end as i128)
             }
+            #[inline]
             fn split_at(self, index: usize) -> (Self, Self) {
                 // In range: `index <= len`, so the midpoint is a value of
                 // the range's own type.
@@ -77,6 +83,7 @@ macro_rules! ranges {
                     RangeProducer { range: mid..self.range.end },
                 )
             }
+            #[inline]
             fn into_iter(self) -> Range<$t> {
                 self.range
             }
@@ -93,6 +100,7 @@ macro_rules! wide_ranges {
     ($($t:ty),*) => {$(
         impl RangeProducer<$t> {
             /// The exact length, if it fits in a `usize`.
+            #[inline]
             fn exact_len(range: &Range<$t>) -> Option<usize> {
                 let len = if range.end > range.start {
                     range.end.wrapping_sub(range.start) as u128
@@ -115,9 +123,11 @@ macro_rules! wide_ranges {
         impl Producer for RangeProducer<$t> {
             type Item = $t;
             type IntoIter = Range<$t>;
+            #[inline]
             fn len(&self) -> usize {
                 RangeProducer::<$t>::exact_len(&self.range).unwrap_or(usize::MAX)
             }
+            #[inline]
             fn split_at(self, index: usize) -> (Self, Self) {
                 // `index <= len`, so the midpoint is within the range.
                 let mid = self.range.start.wrapping_add(index as $t);
@@ -126,6 +136,7 @@ macro_rules! wide_ranges {
                     RangeProducer { range: mid..self.range.end },
                 )
             }
+            #[inline]
             fn into_iter(self) -> Range<$t> {
                 self.range
             }
@@ -270,6 +281,7 @@ where
 
 /// The length of `start..end`. A range longer than `usize::MAX` (a full
 /// `u64` range on a 32-bit target) is not supported.
+#[inline]
 fn range_len(start: i128, end: i128) -> usize {
     let len = (end - start).max(0);
     usize::try_from(len).expect("a parallel range longer than usize::MAX")

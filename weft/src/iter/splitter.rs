@@ -113,8 +113,8 @@ where
         }
     }
     fn into_seq(self) -> Self::Seq {
-        // Run sequentially (as a `flat_map`'s inner iterator), the data is
-        // one piece: nobody asked for more.
+        // Run sequentially (a `flat_map`'s inner iterator folded whole),
+        // the data is one piece: nobody asked for more.
         self.data.into_iter()
     }
 }

@@ -22,7 +22,8 @@ pub trait Seed: Send {
         Self: 'a;
     /// The seed of the adapter's first producer.
     fn piece(&self) -> Self::Piece<'_>;
-    /// The state of a sequential run (`flat_map`'s inner iterators).
+    /// The state of a sequential run (a `flat_map`'s inner iterator
+    /// folded whole).
     fn into_state(self) -> Self::State;
 }
 

@@ -217,7 +217,7 @@ impl<'a, P: CharPattern, const INCLUSIVE: bool> Iterator for SplitIter<'a, '_, P
 }
 
 /// The sequential iterator of a whole [`Split`], when it runs
-/// sequentially (as a `flat_map`'s inner iterator).
+/// sequentially (where a `flat_map`'s inner iterator folds whole).
 #[derive(Debug)]
 pub struct SplitSeq<'a, P, const INCLUSIVE: bool = false> {
     rest: Option<&'a str>,

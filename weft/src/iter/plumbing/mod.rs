@@ -87,6 +87,28 @@
 //! whole loop would, and the next starts once it has ended, so a search
 //! that finds its answer in a block never starts the blocks after it.
 //!
+//! # Inner loops
+//!
+//! A `flat_map` whose outer items each give a parallel iterator runs each
+//! inner loop through the outer loop's consumer (`InnerLoops`), on the
+//! worker that folds its outer item, onto the result of the outer items
+//! before it in the same piece: so a few outer items with long inner loops
+//! use the whole pool, as a loop called on a worker does. An inner loop
+//! starts alone as a long loop does, whatever its length, and at the rate
+//! of the inner loops before it in the piece (`Pace`): the outer loop
+//! already spreads the outer items over the workers, and a loop of few
+//! items splitting at once would pay a join for each outer item, timing a
+//! first chunk of one item a clock read. A slow inner loop still ends its
+//! alone phase within a chunk sized at that rate. Inner loops fold in one
+//! go on a thread outside any pool (the caller's own chunks of the outer
+//! loop), in a pool of one worker, and when the outer loop is
+//! deterministic. The adapters that take items one at a time (`map`,
+//! `filter`, `filter_map`, `inspect`, `update`, `cloned`, `copied`,
+//! `flat_map_iter`) pass their consumer down to a `flat_map` below them
+//! (`ParallelIterator::NESTS`); behind any other adapter inner loops fold
+//! sequentially, as the items of a piece, and so do a `flat_map`'s inner
+//! loops where its base is a `flat_map` too (the base's run in parallel).
+//!
 //! # Stopping early
 //!
 //! A consumer may be *full* (`any` found its match, a split panicked):
@@ -100,7 +122,10 @@ use std::time::Duration;
 use clock::{Clock, Nanos};
 
 mod clock;
+mod consumer;
 mod outside;
+
+pub(crate) use consumer::Consumer;
 
 /// A piece of a parallel iterator's input: it splits at an index, and
 /// becomes a sequential iterator where the driver stops splitting.
@@ -213,46 +238,6 @@ pub(crate) fn at(offset: usize, index: usize) -> usize {
     offset.saturating_add(index)
 }
 
-/// What a consuming call does with the pieces: fold each sequentially,
-/// combine neighbours left then right.
-pub(crate) trait Consumer<T>: Sync {
-    type Result: Send;
-
-    /// Folds the piece that starts at base index `offset` (`usize::MAX`
-    /// for all the pieces past it, see [`at`]).
-    fn fold<I: Iterator<Item = T>>(&self, offset: usize, items: I) -> Self::Result;
-
-    /// Combines a piece's result with the result of the piece after it.
-    fn reduce(&self, left: Self::Result, right: Self::Result) -> Self::Result;
-
-    /// Folds the piece right after the one `left` is the result of onto
-    /// it: where the driver folds a leaf a chunk at a time, a consumer that
-    /// builds a value (a `collect`'s `Vec`) goes on with the one it has
-    /// instead of building one a chunk and merging.
-    fn fold_more<I: Iterator<Item = T>>(
-        &self,
-        left: Self::Result,
-        offset: usize,
-        items: I,
-    ) -> Self::Result {
-        let right = self.fold(offset, items);
-        self.reduce(left, right)
-    }
-
-    /// Whether the answer is known, so that the rest need not run.
-    fn full(&self) -> bool {
-        false
-    }
-
-    /// Whether nothing from base index `offset` on can change the answer,
-    /// so that a block that starts there need not run (`find_first` once
-    /// a match is found before it).
-    fn full_from(&self, offset: usize) -> bool {
-        let _ = offset;
-        self.full()
-    }
-}
-
 /// Runs `producer` through `consumer`: on the calling worker's pool, or,
 /// from a thread outside any pool, with the calling thread working through
 /// the loop's first chunks while the global pool is woken for the rest
@@ -281,6 +266,148 @@ where
         return drive.on_worker(producer);
     }
     drive.outside_pool(producer)
+}
+
+/// The inner loops of one piece of a `flat_map`'s outer loop, each run
+/// through the loop's consumer onto the result of those before it (see
+/// [Inner loops](self#inner-loops)).
+pub(crate) struct InnerLoops {
+    /// Where the alone phase stands across the piece's inner loops.
+    pace: Pace,
+    workers: usize,
+}
+
+impl InnerLoops {
+    /// The inner loops of a piece that starts now; `None` where they fold
+    /// in one go: on a thread outside any pool, in a pool of one worker,
+    /// or when the outer loop is deterministic (`sequential`), so that
+    /// timing splits nothing.
+    pub(crate) fn new(sequential: bool) -> Option<InnerLoops> {
+        if sequential || !crate::api::global::on_worker() {
+            return None;
+        }
+        let workers = crate::current_num_threads();
+        (workers > 1).then(|| InnerLoops {
+            pace: Pace::start(),
+            workers,
+        })
+    }
+
+    /// Whether an inner loop of `len` items (`None`: unknown) fits the
+    /// chunk under way, so that it folds whole with no driver and no clock
+    /// read, and as how many items it then counts (an empty one counts
+    /// one: its outer item's cost is the chunk's too).
+    #[inline]
+    pub(crate) fn fits(&self, len: Option<usize>) -> Option<usize> {
+        let counted = len?.max(1);
+        (counted <= self.pace.wish()).then_some(counted)
+    }
+
+    /// After an inner loop that fitted as `counted` items folded whole.
+    #[inline]
+    pub(crate) fn folded_whole(&mut self, counted: usize) {
+        self.pace.loop_ended(counted);
+    }
+
+    /// Runs one inner loop (`producer`) through `consumer`, onto `left`.
+    pub(crate) fn run<P, C>(
+        &mut self,
+        producer: P,
+        consumer: &C,
+        left: Option<C::Result>,
+    ) -> C::Result
+    where
+        P: Producer,
+        C: Consumer<P::Item>,
+    {
+        let pace = &mut self.pace;
+        if producer.blocks().is_some() || producer.deterministic() || producer.folds_leaves_whole()
+        {
+            // The inner loop's own rules apply whole: blocks one after the
+            // other, a split tree of its length only, a state per leaf.
+            let result = drive(producer, consumer);
+            pace.restart();
+            return match left {
+                None => result,
+                Some(left) => consumer.reduce(left, result),
+            };
+        }
+        let len = producer.len();
+        if chunk_len(&producer, pace.wish()) == len {
+            // Its length was not known before its producer was made, and it
+            // fits the chunk under way: no driver, no clock.
+            let result = match left {
+                None => consumer.fold(0, producer.into_iter()),
+                Some(left) => consumer.fold_more(left, 0, producer.into_iter()),
+            };
+            pace.loop_ended(len.max(1));
+            return result;
+        }
+        let budget = Budget::with_workers(&producer, self.workers);
+        Drive::new(consumer).alone_first(producer, Folded(left), budget, pace, true)
+    }
+}
+
+/// Where a loop's alone phase stands on a worker: its clock, when its
+/// last chunk ended, how many items the chunk under way is wished to take
+/// and how many it has. The inner loops of a `flat_map`'s piece share
+/// one, so that a chunk runs on across them: three cheap items of one
+/// outer item, three of the next... make one chunk, with one clock read
+/// at its end (a read is tens of nanoseconds where the counter is
+/// virtualised), and a long inner loop starts at the rate of those
+/// before it.
+struct Pace {
+    clock: Clock,
+    previous: clock::Stamp,
+    next: usize,
+    /// Items folded in the chunk under way, by inner loops that ended in
+    /// it.
+    done: usize,
+}
+
+impl Pace {
+    /// The pace of a loop that starts now, at an unknown rate.
+    fn start() -> Pace {
+        let clock = Clock::get();
+        Pace {
+            clock,
+            previous: clock.now(),
+            next: FIRST_CHUNK,
+            done: 0,
+        }
+    }
+
+    /// How many items the chunk under way may still take.
+    fn wish(&self) -> usize {
+        self.next.saturating_sub(self.done).max(1)
+    }
+
+    /// After `items` more, where a loop ended within the chunk under way:
+    /// the chunk ends if it has its items.
+    fn loop_ended(&mut self, items: usize) {
+        self.done = self.done.saturating_add(items);
+        if self.done >= self.next {
+            self.chunk_ended(0, self.clock.now());
+        }
+    }
+
+    /// After a loop whose rate says nothing of the next: its items time
+    /// themselves again, from one.
+    fn restart(&mut self) {
+        *self = Pace::start();
+    }
+
+    /// After a chunk that ended at `now` with `items` more than those
+    /// already `done`: the next chunk is sized to take about `ALONE_FOR`.
+    /// Returns the chunk's items and time.
+    fn chunk_ended(&mut self, items: usize, now: clock::Stamp) -> (usize, Nanos) {
+        let chunk = self.done.saturating_add(items);
+        let took = self.clock.between(self.previous, now);
+        self.next = next_chunk(chunk, took, ALONE_FOR);
+        self.previous = now;
+        self.done = 0;
+        (chunk, took)
+    }
 }
 
 /// Runs `producer` as a sequence of blocks of the sizes `blocks` gives,
@@ -401,7 +528,12 @@ struct Budget {
 
 impl Budget {
     fn new<P: Producer>(producer: &P) -> Budget {
-        let workers = crate::current_num_threads().max(1);
+        Budget::with_workers(producer, crate::current_num_threads())
+    }
+
+    /// [`Budget::new`] for a pool of `workers`, already read.
+    fn with_workers<P: Producer>(producer: &P, workers: usize) -> Budget {
+        let workers = workers.max(1);
         Budget {
             splits: workers,
             workers,
@@ -586,16 +718,37 @@ impl<'c, C> Drive<'c, C> {
         if few_items(&producer) || producer.folds_leaves_whole() {
             return self.run(producer, 0, budget, false);
         }
-        let mut folded = Folded(None);
+        self.alone_first(producer, Folded(None), budget, &mut Pace::start(), false)
+    }
+
+    /// A long loop on a worker, from its start: alone, a chunk at a time,
+    /// onto `folded` (the result of what came before it, for a
+    /// `flat_map`'s inner loop), at `pace`, until the alone phase is
+    /// over; then its rest splits as any loop's ([`Drive::run`]). With
+    /// `keep_pace` (inner loops), `pace` is left where the loop ended, for
+    /// the next inner loop to start from.
+    fn alone_first<P>(
+        &self,
+        producer: P,
+        mut folded: Folded<C::Result>,
+        budget: Budget,
+        pace: &mut Pace,
+        keep_pace: bool,
+    ) -> C::Result
+    where
+        P: Producer,
+        C: Consumer<P::Item>,
+    {
         let (mut rest, mut offset) = (producer, 0);
-        let mut next = FIRST_CHUNK;
-        let clock = Clock::get();
-        let started = clock.now();
-        let mut previous = started;
+        let clock = pace.clock;
+        let started = pace.previous;
         loop {
-            let chunk = chunk_len(&rest, next);
+            let chunk = chunk_len(&rest, pace.wish());
             if chunk == rest.len() {
                 self.fold_onto(&mut folded, rest, offset);
+                if keep_pace {
+                    pace.loop_ended(chunk);
+                }
                 return self.finish(folded, 0);
             }
             let (head, tail) = rest.split_at(chunk);
@@ -606,7 +759,7 @@ impl<'c, C> Drive<'c, C> {
                 return keep(self.finish(folded, 0), rest);
             }
             let now = clock.now();
-            let took = clock.between(previous, now);
+            let (chunk, took) = pace.chunk_ended(chunk, now);
             if alone_phase_over(clock.between(started, now), rest.len(), chunk, took) {
                 // The pool's searchers keep searching through this loop and
                 // a while after: a helper that finishes its piece before the
@@ -619,10 +772,12 @@ impl<'c, C> Drive<'c, C> {
                     // loop, which then finds them searching, not parked.
                     crate::api::global::linger_after_loop();
                 }
+                if keep_pace {
+                    // The next inner loop starts at this one's rate, from now.
+                    pace.previous = clock.now();
+                }
                 return self.finish(folded, 0);
             }
-            next = next_chunk(chunk, took, ALONE_FOR);
-            previous = now;
         }
     }
 
