@@ -198,6 +198,22 @@ pub fn cases() -> Vec<Case> {
             run: |kind, workers, outer| on_peer!(kind, nested(workers, outer as usize)),
             ..map_collect
         },
+        Case {
+            scenario: "par/flat-map",
+            variant: "few long",
+            about: "(0..size).into_par_iter().flat_map(|j| data.par_iter().map(move |&x| (x ^ j) * x)).sum() over 100,000 u64 (800 KB): fewer outer items than workers, each a long inner parallel iterator, called inside the pool; timed: the call, median of 5 per child; sum checked",
+            sizes: [2, 4, 4],
+            run: |kind, workers, outer| on_peer!(kind, flat_map_long(workers, outer as usize)),
+            ..map_collect
+        },
+        Case {
+            scenario: "par/flat-map",
+            variant: "many short",
+            about: "(0..n).into_par_iter().flat_map(|i| (0..4usize).into_par_iter().map(move |k| hash(4 * i + k) & 0xFFFF)).sum() (n = size): many outer items, each a parallel iterator of 4 items, called inside the pool; timed: the call, median of 5 per child; sum checked",
+            sizes: [10_000, 1_000_000, 1_000_000],
+            run: |kind, workers, n| on_peer!(kind, flat_map_short(workers, n as usize)),
+            ..map_collect
+        },
     ]
 }
 
@@ -239,6 +255,8 @@ trait Loops {
     fn word_counts(lines: &[String]) -> HashMap<&str, u64>;
     fn filter_collect(n: usize) -> Vec<u64>;
     fn nested_sums(outer: usize, data: &[u64]) -> u64;
+    fn flat_map_sums(outer: usize, data: &[u64]) -> u64;
+    fn flat_map_short(n: usize) -> u64;
 }
 
 /// The parallel loops, one source expanded once per peer, with only the
@@ -321,6 +339,20 @@ macro_rules! parallel_loops {
                     (0..outer)
                         .into_par_iter()
                         .map(|j| data.par_iter().map(|&x| nested_item(j, x)).sum::<u64>())
+                        .sum()
+                }
+
+                fn flat_map_sums(outer: usize, data: &[u64]) -> u64 {
+                    (0..outer)
+                        .into_par_iter()
+                        .flat_map(|j| data.par_iter().map(move |&x| nested_item(j, x)))
+                        .sum()
+                }
+
+                fn flat_map_short(n: usize) -> u64 {
+                    (0..n)
+                        .into_par_iter()
+                        .flat_map(|i| (0..4usize).into_par_iter().map(move |k| hash(4 * i + k) & 0xFFFF))
                         .sum()
                 }
             }
@@ -409,6 +441,18 @@ impl Loops for Sequential {
     fn nested_sums(outer: usize, data: &[u64]) -> u64 {
         (0..outer)
             .map(|j| data.iter().map(|&x| nested_item(j, x)).sum::<u64>())
+            .sum()
+    }
+
+    fn flat_map_sums(outer: usize, data: &[u64]) -> u64 {
+        (0..outer)
+            .flat_map(|j| data.iter().map(move |&x| nested_item(j, x)))
+            .sum()
+    }
+
+    fn flat_map_short(n: usize) -> u64 {
+        (0..n)
+            .flat_map(|i| (0..4usize).map(move |k| hash(4 * i + k) & 0xFFFF))
             .sum()
     }
 }
@@ -856,21 +900,64 @@ fn filter_collect<L: Loops>(workers: usize, n: usize) -> Measured {
 }
 
 fn nested<L: Loops>(workers: usize, outer: usize) -> Measured {
+    outer_over_data::<L>(
+        workers,
+        outer,
+        "nested",
+        L::nested_sums,
+        Sequential::nested_sums,
+    )
+}
+
+fn flat_map_long<L: Loops>(workers: usize, outer: usize) -> Measured {
+    outer_over_data::<L>(
+        workers,
+        outer,
+        "flat-map few long",
+        L::flat_map_sums,
+        Sequential::flat_map_sums,
+    )
+}
+
+/// A row of `outer` items, each a loop over the same 100,000 u64 (800 KB),
+/// called inside the pool (`par/nested`, `par/flat-map few long`): `sums`
+/// is the peer's loop, `floor` the sequential one whose answer it must give.
+fn outer_over_data<L: Loops>(
+    workers: usize,
+    outer: usize,
+    row: &str,
+    sums: fn(usize, &[u64]) -> u64,
+    floor: fn(usize, &[u64]) -> u64,
+) -> Measured {
     let mut rng = Rng::new(0x5eed_0e57);
     let data: Vec<u64> = (0..100_000).map(|_| rng.next_u64() & 0xFFFF).collect();
-    let expected = Sequential::nested_sums(outer, &data);
-    let check = |got: u64| assert_eq!(got, expected, "nested: wrong sum");
+    let expected = floor(outer, &data);
+    let check = |got: u64| assert_eq!(got, expected, "{row}: wrong sum");
     let (wall, cpu) = median_run::<L, _, _>(
         workers,
         RUNS_PER_CHILD,
-        || check(L::in_pool(|| L::nested_sums(outer, &data))),
+        || check(L::in_pool(|| sums(outer, &data))),
         || (),
-        |()| L::in_pool(|| L::nested_sums(outer, &data)),
+        |()| L::in_pool(|| sums(outer, &data)),
         check,
     );
     Measured::new(wall, cpu, ms(wall))
         .with("outer", outer as f64)
         .with("inner", data.len() as f64)
+}
+
+fn flat_map_short<L: Loops>(workers: usize, n: usize) -> Measured {
+    let expected = Sequential::flat_map_short(n);
+    let check = |got: u64| assert_eq!(got, expected, "flat-map many short: wrong sum");
+    let (wall, cpu) = median_run::<L, _, _>(
+        workers,
+        RUNS_PER_CHILD,
+        || check(L::in_pool(|| L::flat_map_short(n))),
+        || (),
+        |()| L::in_pool(|| L::flat_map_short(n)),
+        check,
+    );
+    Measured::new(wall, cpu, ms(wall)).with("outer", n as f64)
 }
 
 #[cfg(test)]
