@@ -18,7 +18,8 @@
 //! [`IndexedParallelIterator`], the `IntoParallel*` conversions and the
 //! slice extensions), the sources (`sources`), the adapters (`adapters`),
 //! the consumers (`consumers`, `collect`, `partition` for those that fill
-//! two collections) and the parallel sorts (`sort`).
+//! two collections, `nested` for those that carry a loop's consumer down
+//! to a `flat_map`'s inner loops) and the parallel sorts (`sort`).
 //! Every loop runs through one driver, [`plumbing`], which alone decides
 //! where to split: there is no grain size to tune (see there for the rule),
 //! and `with_min_len` / `with_max_len` exist only as bounds.
