@@ -6980,3 +6980,55 @@ fn a_flat_maps_inner_loop_spreads_over_the_pool() {
         "the inner loop ran on one thread"
     );
 }
+
+/// `flat_map`'s inner loops on a pool of many more workers than cores
+/// (256 on this project's 2-core machines): few outer items with long
+/// inner loops, many with short ones, and a search, each against std,
+/// every item by value dropped once, a few times over.
+#[test]
+fn flat_map_inner_loops_on_256_workers() {
+    let pool = Pool::builder().workers(256).build().expect("pool");
+    let rounds = if cfg!(debug_assertions) { 3 } else { 20 };
+    pool.install(|| {
+        for round in 0..rounds {
+            let long: Vec<Vec<u64>> = (0..3u64)
+                .map(|g| (0..20_000).map(|x| x * 3 + g).collect())
+                .collect();
+            let want: u64 = long.iter().flatten().map(|x| x % 1_000).sum();
+            let got: u64 = long
+                .par_iter()
+                .flat_map(|group| group.par_iter().map(|x| x % 1_000))
+                .sum();
+            assert_eq!(got, want, "long inner loops, round {round}");
+
+            let short: Vec<u64> = (0..50_000u64)
+                .into_par_iter()
+                .flat_map(|i| (0..(i % 4)).into_par_iter().map(move |k| i * 4 + k))
+                .collect();
+            let want: Vec<u64> = (0..50_000u64)
+                .flat_map(|i| (0..(i % 4)).map(move |k| i * 4 + k))
+                .collect();
+            assert_eq!(short, want, "short inner loops, round {round}");
+
+            let target = 3 * 20_000 - 7 - round as u64;
+            assert_eq!(
+                long.par_iter()
+                    .flat_map(|group| group.par_iter())
+                    .find_first(|&&x| x == target),
+                long.iter().flatten().find(|&&x| x == target),
+                "find_first, round {round}"
+            );
+
+            let len = 30_000;
+            let cut = len / 3 + round;
+            moves_in_order(len, 0..len, "by value on 256 workers", "", |items| {
+                let mut items = items;
+                let tail = items.split_off(cut);
+                vec![items, tail]
+                    .into_par_iter()
+                    .flat_map(|group| group.into_par_iter())
+                    .collect()
+            });
+        }
+    });
+}
