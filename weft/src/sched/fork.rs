@@ -19,7 +19,12 @@
 //! join stack and the local queue empty) goes to the local queue at once,
 //! where thieves take it without asking and without the barrier of a
 //! forced steal, at the cost of the queue's fences (once per task, not
-//! per nested join). A parallel loop's pieces keep every half on the join
+//! per nested join), when a thief may come for it: some worker is idle,
+//! or thieves took this worker's last half that left its join stack
+//! (worker/join_owner.rs, `thieves_may_come`). Where every other worker
+//! is busy and has not been taking halves, it stays on the join stack: a
+//! task that runs many small nested loops (rayon's code in a leaf) would
+//! pay the share once a loop. A parallel loop's pieces keep every half on the join
 //! stack and hand the oldest to searchers between their chunks themselves
 //! (worker/join_owner.rs, `offer_work`). The
 //! halves of a loop of few items, each of which may block its thread, all
@@ -37,7 +42,8 @@ use crate::sched::worker::WorkerThread;
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) enum Place {
     /// The join stack, except the running task's outermost half, which
-    /// goes to the local queue at once (`join`).
+    /// goes to the local queue at once when a thief may come for it
+    /// (`join`).
     JoinStack,
     /// The join stack always: the caller hands halves to searchers itself
     /// (a parallel loop's pieces, between chunks: `offer_work`).
@@ -190,8 +196,10 @@ where
 }
 
 /// Pops jobs until our own `job_b` comes back (returns true: run it inline) or
-/// until it was stolen and has finished (returns false). A join whose half
-/// another worker ran lets the pool linger (`Registry::linger_after_join`):
+/// until it was stolen and has finished (returns false), and notes which
+/// for the next outermost half (`WorkerThread::note_half_taken`). A join
+/// whose half another worker ran lets the pool linger
+/// (`Registry::linger_after_join`):
 /// such joins end loops (rayon's, through the rayon-core stand-in), and
 /// loops come one after another.
 #[cold]
@@ -201,6 +209,7 @@ where
     R: Send,
 {
     let reclaimed = take_back_or_wait(worker, job_b);
+    worker.note_half_taken(!reclaimed);
     if !reclaimed {
         worker.registry_arc().linger_after_join();
     }

@@ -517,6 +517,16 @@ impl Sleep {
         Counts::unpack(self.state.load(Ordering::Relaxed)).searching > 0
     }
 
+    /// Whether some worker is idle right now: searching, or asleep. Relaxed:
+    /// a hint for a worker deciding whether to hand a join half to the
+    /// local queue (worker/join_owner.rs, `first_half_pushed`); a stale
+    /// answer costs one share too many, or one request to answer.
+    #[cfg_attr(loom, allow(dead_code))]
+    pub(crate) fn has_idle(&self) -> bool {
+        let counts = Counts::unpack(self.state.load(Ordering::Relaxed));
+        counts.searching > 0 || counts.sleeping > 0
+    }
+
     /// Whether more workers search than may do so on their own: a woken
     /// worker whose first sweep found nothing then stops instead of spinning.
     pub(crate) fn too_many_searching(&self, lingering: bool) -> bool {

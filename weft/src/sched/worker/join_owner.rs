@@ -38,8 +38,8 @@ impl WorkerThread {
     /// where `room` says, and returns its index: [`pop_join`] then says
     /// whether it came back. With `outermost_to_queue`, a half that finds
     /// this seat's join stack and local queue empty moves on to the local
-    /// queue at once, and [`pop_join`] then says it did not come back
-    /// (fork.rs, `Place`).
+    /// queue at once if a thief may come for it (`thieves_may_come`), and
+    /// [`pop_join`] then says it did not come back (fork.rs, `Place`).
     ///
     /// # Safety
     /// `job` must come from `StackJob::as_job_ref`, with that contract, and
@@ -122,7 +122,8 @@ impl WorkerThread {
     /// conquer: it goes to the local queue at once, where a thief takes it
     /// without asking, for the owner may be in a first half that joins no
     /// more for a long while (a sequential leaf) and so answers no
-    /// request. Otherwise the protocol's notify, as rule covered-stack
+    /// request; unless no thief may come for it (`thieves_may_come`).
+    /// Otherwise the protocol's notify, as rule covered-stack
     /// asks (the share's `publish` notifies too; a share that finds the
     /// half already taken by force leaves an empty stack, which needs no
     /// notify).
@@ -135,11 +136,36 @@ impl WorkerThread {
     #[inline(never)]
     fn first_half_pushed(&self, outermost_to_queue: bool) {
         self.flush_next();
-        if outermost_to_queue && self.local.is_empty() {
+        if outermost_to_queue && self.local.is_empty() && self.thieves_may_come() {
             self.share_oldest_half();
         } else {
             self.registry.sleep.notify_work();
         }
+    }
+
+    /// Whether another worker may come for the task's outermost half soon:
+    /// some worker is idle, or thieves took this seat's last half that left
+    /// its join stack. Otherwise every other worker is busy and has not
+    /// been taking this seat's halves: the half stays on the join stack,
+    /// where taking it back costs no queue operation, and a worker that
+    /// comes idle later asks for it or, after a bounded wait, takes it by
+    /// force (join_stack.rs). rayon's code through `rayon-core/` pays the
+    /// share once a small nested loop otherwise: a `flat_map` of short
+    /// inner loops ran at 1.64x rayon's time (docs/RAYON.md, "Session 25").
+    /// Under loom, always: the models keep the share path as they ran it
+    /// (the other path is the notify of any push that makes the stack
+    /// non-empty, which they run too), without one more load to explore.
+    #[inline]
+    fn thieves_may_come(&self) -> bool {
+        cfg!(loom) || self.halves_taken.get() || self.registry.sleep.has_idle()
+    }
+
+    /// Records whether a join half of this seat's that did not come back
+    /// through the join stack was run by another worker
+    /// ([`thieves_may_come`](WorkerThread::thieves_may_come)).
+    #[inline]
+    pub(crate) fn note_half_taken(&self, taken: bool) {
+        self.halves_taken.set(taken);
     }
 
     /// A searcher asked for work, or searchers are looking (`offer_work`,

@@ -103,6 +103,12 @@ pub(crate) struct WorkerThread {
     adopted: bool,
     /// Whether that thread still holds the pool's drain books open.
     holds_books: Cell<bool>,
+    /// Whether the last join half of this seat's that did not come back
+    /// through the join stack was run by another worker (fork.rs,
+    /// `reclaim_or_wait`): evidence that thieves take this seat's halves,
+    /// so the task's outermost half is shared at once even while no worker
+    /// is idle (join_owner.rs, `first_half_pushed`).
+    halves_taken: Cell<bool>,
 }
 
 impl WorkerThread {
@@ -142,6 +148,7 @@ impl WorkerThread {
             running: Cell::new(0),
             adopted,
             holds_books: Cell::new(adopted),
+            halves_taken: Cell::new(false),
         }
     }
 
