@@ -377,7 +377,10 @@ impl Builder {
     /// off otherwise. Such a thread, woken onto a core where another
     /// thread runs, waits for that thread's time slice to end or for it to
     /// sleep rather than preempting it; woken where a core is idle, it runs
-    /// at once, as any thread. In a pool of more workers than cores the
+    /// at once, as any thread. (Which core a woken thread goes to is the
+    /// kernel's choice: some virtual machines' kernels put it on its
+    /// waker's core even while another is idle, and it then waits for the
+    /// waker to sleep.) In a pool of more workers than cores the
     /// threads it would preempt are mostly its own: a worker woken to take
     /// a piece of a loop would throw the worker that holds the rest of the
     /// loop off its core. Where other programs keep every core busy, the

@@ -8,8 +8,12 @@
 //! cores run under `SCHED_BATCH` (`Builder::batch_scheduling` sets it
 //! either way): the kernel then never lets such a thread preempt the one
 //! running on a core when it wakes up; it takes the core when that
-//! thread's time slice ends or the thread sleeps. A woken worker still
-//! goes straight to an idle core. In a pool of more workers than cores the
+//! thread's time slice ends or the thread sleeps. Where the kernel puts a
+//! woken worker on an idle core (mainline Linux looks for one), it runs
+//! there at once as before; the kernels of the VMs this project is
+//! measured on put it on its waker's core while that core is lightly
+//! loaded, where it then waits for the waker to sleep (docs/TUNING.md,
+//! "Where a woken thread runs"). In a pool of more workers than cores the
 //! running threads a woken worker would preempt are mostly the pool's
 //! own, and a worker woken to take a piece of a loop no longer throws the
 //! worker that holds the loop's critical piece off its core: with eight
