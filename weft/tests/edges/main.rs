@@ -87,6 +87,10 @@ const CASES: &[(&str, fn())] = &[
     ("shutdown-races-joins", || {
         shutdown_races_spawns(Via::SpawnJoining, &[2, 3, 8])
     }),
+    (
+        "outermost-halves-kept-while-the-pool-drops",
+        outermost_halves_kept_while_the_pool_drops,
+    ),
     ("shutdown-races-aborts", shutdown_races_aborts),
     ("shutdown-races-wakes", shutdown_races_wakes),
     ("shutdown-races-future-aborts", shutdown_races_future_aborts),
@@ -940,6 +944,7 @@ edge_tests! {
     shutdown_races_pinned_spawns_through_handles => "shutdown-races-spawn-on",
     shutdown_races_fifo_spawns_through_handles => "shutdown-races-spawn-fifo",
     shutdown_races_broadcasts_through_handles => "shutdown-races-spawn-broadcast",
+    outermost_join_halves_kept_on_busy_workers_while_the_pool_drops => "outermost-halves-kept-while-the-pool-drops",
     shutdown_races_aborts_of_queued_tasks => "shutdown-races-aborts",
     shutdown_races_spawns_with_many_workers => "shutdown-races-spawns-many-workers",
     shutdown_races_joining_tasks_and_their_bombs => "shutdown-races-joins",

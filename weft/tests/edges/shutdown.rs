@@ -95,6 +95,106 @@ pub(super) fn shutdown_races_spawns(via: Via, worker_counts: &[usize]) {
     }
 }
 
+/// Every worker runs a task that joins in a loop, so no worker is idle and
+/// each join's half, the task's outermost, stays on its worker's join stack
+/// (sched/fork.rs: it goes to the local queue only when a thief may come
+/// for it), while the pool is dropped. In odd rounds one task stops early:
+/// its worker goes idle, and the others' halves are shared or stolen while
+/// the drop waits. Some first halves throw a payload that panics on drop,
+/// and some second halves join again. The drop returns, and every half ran
+/// exactly once.
+pub(super) fn outermost_halves_kept_while_the_pool_drops() {
+    const JOINS: usize = 2_000;
+    let started = Instant::now();
+    let mut round = 0;
+    while round < 60 && (round < 10 || started.elapsed() < Duration::from_secs(5)) {
+        let workers = [2, 3, 8][round % 3];
+        let pool = Pool::builder().workers(workers).build().unwrap();
+        let (first, second, nested, bombs) = (counter(), counter(), counter(), counter());
+        // Each task holds its worker until every task has one, so that no
+        // worker is idle when the joins start.
+        let all_running = Arc::new(Barrier::new(workers + 1));
+        let mut expected = 0;
+        for task in 0..workers {
+            let joins = if round % 2 == 1 && task == 0 {
+                50
+            } else {
+                JOINS
+            };
+            expected += joins;
+            let all_running = Arc::clone(&all_running);
+            let (first, second, nested, bombs) = (
+                Arc::clone(&first),
+                Arc::clone(&second),
+                Arc::clone(&nested),
+                Arc::clone(&bombs),
+            );
+            pool.spawn(move || {
+                all_running.wait();
+                for i in 0..joins {
+                    let throws = i % 97 == 0;
+                    let result = panic::catch_unwind(AssertUnwindSafe(|| {
+                        weft::join(
+                            || {
+                                bump(&first);
+                                if throws {
+                                    throw_bomb();
+                                }
+                            },
+                            || {
+                                bump(&second);
+                                if i % 5 == 0 {
+                                    weft::join(|| bump(&nested), || bump(&nested));
+                                }
+                            },
+                        )
+                    }));
+                    assert_eq!(forget_panic(result), throws, "join {i}: the panic");
+                    if throws {
+                        bump(&bombs);
+                    }
+                }
+            });
+        }
+        all_running.wait();
+        thread::sleep(Duration::from_micros(50 * (round % 4) as u64));
+        drop(pool);
+        let nested_expected: usize = (0..workers)
+            .map(|task| {
+                let joins = if round % 2 == 1 && task == 0 {
+                    50
+                } else {
+                    JOINS
+                };
+                2 * joins.div_ceil(5)
+            })
+            .sum();
+        assert_eq!(first.load(SeqCst), expected, "round {round}: first halves");
+        assert_eq!(
+            second.load(SeqCst),
+            expected,
+            "round {round}: second halves"
+        );
+        assert_eq!(
+            nested.load(SeqCst),
+            nested_expected,
+            "round {round}: nested halves"
+        );
+        let bombs_expected: usize = (0..workers)
+            .map(|task| {
+                let joins = if round % 2 == 1 && task == 0 {
+                    50
+                } else {
+                    JOINS
+                };
+                joins.div_ceil(97)
+            })
+            .sum();
+        assert_eq!(bombs.load(SeqCst), bombs_expected, "round {round}: bombs");
+        round += 1;
+    }
+}
+
 pub(super) fn bump(count: &AtomicUsize) {
     count.fetch_add(1, SeqCst);
 }
