@@ -6763,8 +6763,8 @@ fn groups_of(case: &mut Case, v: &[u32]) -> Vec<Vec<(usize, u32)>> {
 /// sequential answer through every kind of consumer and through the
 /// adapters that pass their consumer down to it (`map`, `filter`,
 /// `filter_map`, `inspect`, `copied`, `cloned`, `update`,
-/// `flat_map_iter`, a second `flat_map`), and behind one that does not
-/// (`fold`).
+/// `flat_map_iter`, a second `flat_map`, `fold`, `fold_with`), and behind
+/// ones that do not (`map_init`, `map_with`).
 #[test]
 fn flat_map_inner_loops_against_std() {
     check("flat_map_inner_loops_against_std", |case| {
@@ -6825,10 +6825,86 @@ fn flat_map_inner_loops_against_std() {
             v.iter().map(|&x| (x % 4) as usize).sum::<usize>(),
             "flat_map of a flat_map ({ctx})"
         );
+        // `fold` above it: runs of items in order, one accumulator a run.
         assert_eq!(
-            inner().fold(|| 0usize, |count, _| count + 1).sum::<usize>(),
+            inner()
+                .fold(Vec::new, |mut run, pair| {
+                    run.push(pair.0);
+                    run
+                })
+                .collect::<Vec<Vec<usize>>>()
+                .concat(),
+            (0..v.len()).collect::<Vec<_>>(),
+            "fold's runs in order ({ctx})"
+        );
+        let accumulators = AtomicUsize::new(0);
+        assert_eq!(
+            inner()
+                .fold(
+                    || {
+                        accumulators.fetch_add(1, Ordering::Relaxed);
+                        0usize
+                    },
+                    |count, _| count + 1
+                )
+                .sum::<usize>(),
             v.len(),
-            "fold behind ({ctx})"
+            "fold count ({ctx})"
+        );
+        // An accumulator a run of items (a piece of the outer loop, or of
+        // an inner one), never one an item.
+        assert!(
+            v.len() < 500 || accumulators.load(Ordering::Relaxed) < v.len() / 2,
+            "fold made {} accumulators for {} items ({ctx})",
+            accumulators.load(Ordering::Relaxed),
+            v.len()
+        );
+        assert_eq!(
+            inner()
+                .map(|pair| u64::from(pair.1))
+                .fold_with(0u64, |sum, x| sum + x)
+                .sum::<u64>(),
+            v.iter().map(|&x| u64::from(x)).sum::<u64>(),
+            "fold_with sum ({ctx})"
+        );
+        assert_eq!(
+            inner()
+                .fold(|| 0usize, |count, _| count + 1)
+                .reduce(|| 0, |a, b| a + b),
+            v.len(),
+            "fold then reduce ({ctx})"
+        );
+        let states = AtomicUsize::new(0);
+        assert_eq!(
+            inner()
+                .map_init(
+                    || {
+                        states.fetch_add(1, Ordering::Relaxed);
+                        0usize
+                    },
+                    |seen, pair| {
+                        *seen += 1;
+                        (pair.0, *seen > 0)
+                    }
+                )
+                .collect::<Vec<_>>(),
+            (0..v.len()).map(|i| (i, true)).collect::<Vec<_>>(),
+            "map_init collect ({ctx})"
+        );
+        // A state a piece the driver folds (behind `map_init` the inner
+        // loops run sequentially), never one an item.
+        assert!(
+            v.len() < 500 || states.load(Ordering::Relaxed) < v.len() / 2,
+            "map_init made {} states for {} items ({ctx})",
+            states.load(Ordering::Relaxed),
+            v.len()
+        );
+        assert_eq!(
+            inner()
+                .map_with(7u32, |key, pair| pair.1 ^ *key)
+                .collect::<Vec<_>>(),
+            v.iter().map(|&x| x ^ 7).collect::<Vec<_>>(),
+            "map_with collect ({ctx})"
         );
 
         // Order-sensitive and early-exit consumers.
@@ -6938,6 +7014,24 @@ fn flat_map_inner_loops_by_value() {
                     .collect()
             },
         );
+        moves_in_order(len, 0..len, "fold by value", &ctx, |items| {
+            regroup(items)
+                .into_par_iter()
+                .flat_map(|group| group.into_par_iter())
+                .fold(Vec::new, |mut run, item| {
+                    run.push(item);
+                    run
+                })
+                .flat_map_iter(|run| run)
+                .collect()
+        });
+        moves_in_order(len, 0..len, "map_init by value", &ctx, |items| {
+            regroup(items)
+                .into_par_iter()
+                .flat_map(|group| group.into_par_iter())
+                .map_init(|| (), |(), item| item)
+                .collect()
+        });
         if len > 0 {
             let target = case.rng.below(len);
             panics_on(len, target, "flat_map", &ctx, |items, explode| {
@@ -6945,6 +7039,17 @@ fn flat_map_inner_loops_by_value() {
                     .into_par_iter()
                     .flat_map(|group| group.into_par_iter())
                     .for_each(|item| explode(&item));
+            });
+            panics_on(len, target, "flat_map then fold", &ctx, |items, explode| {
+                regroup(items)
+                    .into_par_iter()
+                    .flat_map(|group| group.into_par_iter())
+                    .fold(Vec::new, |mut run, item| {
+                        explode(&item);
+                        run.push(item);
+                        run
+                    })
+                    .for_each(drop);
             });
         }
     });
@@ -6954,15 +7059,18 @@ fn flat_map_inner_loops_by_value() {
 /// worker does: one outer item whose inner loop's items sleep. Its last
 /// item waits, under a deadline, for another thread to have run one of
 /// the others; run on one thread, it would wait alone.
+/// The same behind `fold`, which passes its consumer down.
 #[test]
 fn a_flat_maps_inner_loop_spreads_over_the_pool() {
+    /// A loop shape that runs the given body for each item.
+    type ItemsThrough<'a> = dyn Fn(&(dyn Fn(usize) + Sync)) + Sync + 'a;
     let pool = Pool::builder().workers(4).build().expect("pool");
-    let threads = Mutex::new(HashSet::new());
-    let spread = AtomicUsize::new(0);
-    pool.install(|| {
-        weft::iter::once(16)
-            .flat_map(|items: usize| (0..items).into_par_iter())
-            .for_each(|i| {
+    let inner = || weft::iter::once(16).flat_map(|items: usize| (0..items).into_par_iter());
+    let spreads = |shape: &str, run: &ItemsThrough<'_>| {
+        let threads = Mutex::new(HashSet::new());
+        let spread = AtomicUsize::new(0);
+        pool.install(|| {
+            run(&|i| {
                 std::thread::sleep(std::time::Duration::from_millis(1));
                 let lock = || threads.lock().unwrap_or_else(PoisonError::into_inner);
                 lock().insert(std::thread::current().id());
@@ -6974,11 +7082,16 @@ fn a_flat_maps_inner_loop_spreads_over_the_pool() {
                     spread.store(lock().len(), Ordering::Relaxed);
                 }
             });
+        });
+        assert!(
+            spread.load(Ordering::Relaxed) >= 2,
+            "{shape}: the inner loop ran on one thread"
+        );
+    };
+    spreads("for_each", &|item| inner().for_each(item));
+    spreads("fold", &|item| {
+        inner().fold(|| (), |(), i| item(i)).for_each(|()| ());
     });
-    assert!(
-        spread.load(Ordering::Relaxed) >= 2,
-        "the inner loop ran on one thread"
-    );
 }
 
 /// `flat_map`'s inner loops on a pool of many more workers than cores

@@ -234,7 +234,8 @@ pub trait ParallelIterator: Sized + Send {
     /// the whole pool; a short inner loop folds whole, at about the cost of
     /// [`flat_map_iter`](Self::flat_map_iter)'s sequential iterators. Where
     /// an adapter other than `map`, `filter`, `filter_map`, `inspect`,
-    /// `update`, `cloned`, `copied` or `flat_map_iter` follows it, the inner
+    /// `update`, `cloned`, `copied`, `flat_map_iter`, `fold` or `fold_with`
+    /// follows it, the inner
     /// iterators run sequentially, the outer loop giving the parallelism.
     ///
     /// ```

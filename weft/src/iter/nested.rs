@@ -16,8 +16,11 @@
 //! piece at the offset of its match, and `reduce` keeps the left match),
 //! so inner pieces at one offset need no order of their own.
 
+use std::sync::{Mutex, PoisonError};
+
 use super::adapters::FlatMapSeq;
 use super::plumbing::{at, keep, Consumer, InnerLoops};
+use super::stateful::{PieceSeed, Seed};
 use super::{IntoParallelIterator, ParallelIterator};
 
 /// The methods a consumer wrapper passes to the consumer it wraps
@@ -292,6 +295,109 @@ impl<'a, T: Copy + 'a> Step<&'a T> for CopiedStep {
     type Out = T;
     fn apply<I: Iterator<Item = &'a T>>(&self, items: I) -> impl Iterator<Item = T> {
         items.copied()
+    }
+}
+
+/// The seed of `fold` or `fold_with` above a `flat_map`, shared by every
+/// thread that folds a piece of an inner loop: a state is made under its lock, since a value that is
+/// cloned for each state is `Send` but need not be `Sync`. One lock a
+/// state, and states are made once a run of items (below), not an item.
+pub(crate) struct SharedSeed<'s, S>(Mutex<&'s mut S>);
+
+impl<'s, S: Seed> SharedSeed<'s, S> {
+    pub(crate) fn new(seed: &'s mut S) -> Self {
+        SharedSeed(Mutex::new(seed))
+    }
+
+    /// A new state, as a piece of the adapter's own producer would get.
+    fn state(&self) -> S::State {
+        // A seed whose `identity` or `clone` panicked is still whole: the
+        // lock guards no invariant of its own.
+        let seed = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        seed.piece().state()
+    }
+}
+
+/// `fold`'s and `fold_with`'s consumer over a `flat_map`: folds the items
+/// into accumulators, and hands each accumulator to `consumer` as an item
+/// once its run of items ends. A run goes on across the pieces the driver
+/// folds one after another (`fold_more`: an inner loop's chunks, and the
+/// inner loops of one outer piece), so a `flat_map` of many short inner
+/// loops makes an accumulator a piece of the outer loop, as the
+/// sequential inner loops did, not one an inner loop.
+pub(crate) struct FoldOnto<'c, C, S, F> {
+    pub(crate) consumer: &'c C,
+    pub(crate) seed: SharedSeed<'c, S>,
+    pub(crate) f: &'c F,
+}
+
+/// What [`FoldOnto`] folds a piece to: the consumer's result for the
+/// accumulators already handed over, and the accumulator of the run still
+/// open, with the base index its run started at.
+pub(crate) enum Open<R, A> {
+    Closed(R),
+    Acc(usize, A),
+    ClosedThenAcc(R, usize, A),
+}
+
+impl<C, S: Seed, F> FoldOnto<'_, C, S, F> {
+    /// Hands the open accumulator of `open`, if any, to the consumer.
+    pub(crate) fn close(&self, open: Open<C::Result, S::State>) -> C::Result
+    where
+        C: Consumer<S::State>,
+    {
+        match open {
+            Open::Closed(closed) => closed,
+            Open::Acc(offset, acc) => self.consumer.fold(offset, std::iter::once(acc)),
+            Open::ClosedThenAcc(closed, offset, acc) => {
+                self.consumer
+                    .fold_more(closed, offset, std::iter::once(acc))
+            }
+        }
+    }
+}
+
+impl<T, C, S, F> Consumer<T> for FoldOnto<'_, C, S, F>
+where
+    S: Seed,
+    S::State: Send,
+    F: Fn(S::State, T) -> S::State + Sync,
+    C: Consumer<S::State>,
+{
+    type Result = Open<C::Result, S::State>;
+
+    fn fold<I: Iterator<Item = T>>(&self, offset: usize, items: I) -> Self::Result {
+        Open::Acc(offset, items.fold(self.seed.state(), self.f))
+    }
+
+    fn fold_more<I: Iterator<Item = T>>(
+        &self,
+        left: Self::Result,
+        offset: usize,
+        items: I,
+    ) -> Self::Result {
+        match left {
+            Open::Closed(closed) => {
+                Open::ClosedThenAcc(closed, offset, items.fold(self.seed.state(), self.f))
+            }
+            Open::Acc(start, acc) => Open::Acc(start, items.fold(acc, self.f)),
+            Open::ClosedThenAcc(closed, start, acc) => {
+                Open::ClosedThenAcc(closed, start, items.fold(acc, self.f))
+            }
+        }
+    }
+
+    fn reduce(&self, left: Self::Result, right: Self::Result) -> Self::Result {
+        let left = self.close(left);
+        Open::Closed(self.consumer.reduce(left, self.close(right)))
+    }
+
+    fn full(&self) -> bool {
+        self.consumer.full()
+    }
+
+    fn full_from(&self, offset: usize) -> bool {
+        self.consumer.full_from(offset)
     }
 }
 

@@ -9,7 +9,8 @@
 use std::ops::ControlFlow;
 
 use super::consumers::Try;
-use super::plumbing::Producer;
+use super::nested::{FoldOnto, SharedSeed};
+use super::plumbing::{drive, Consumer, Producer};
 use super::{IndexedParallelIterator, ParallelIterator};
 
 /// Where an adapter's pieces get their state.
@@ -286,6 +287,20 @@ where
     }
     fn into_seq(self) -> Self::Seq {
         std::iter::once(self.base.into_seq().fold(self.seed.into_state(), self.f))
+    }
+    const NESTS: bool = I::NESTS;
+    fn drive_with<C: Consumer<S::State>>(&mut self, consumer: &C) -> C::Result {
+        if !I::NESTS {
+            return drive(self.producer(), consumer);
+        }
+        let Self { base, seed, f } = self;
+        let onto = FoldOnto {
+            consumer,
+            seed: SharedSeed::new(seed),
+            f: &*f,
+        };
+        let open = base.drive_with(&onto);
+        onto.close(open)
     }
 }
 
