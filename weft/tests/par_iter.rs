@@ -6874,6 +6874,14 @@ fn flat_map_inner_loops_against_std() {
             v.len(),
             "fold then reduce ({ctx})"
         );
+        assert_eq!(
+            inner()
+                .fold(|| 0usize, |count, _| count + 1)
+                .fold(|| 0usize, |sum, count| sum + count)
+                .sum::<usize>(),
+            v.len(),
+            "fold of a fold ({ctx})"
+        );
         let states = AtomicUsize::new(0);
         assert_eq!(
             inner()
