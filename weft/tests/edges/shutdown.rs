@@ -95,102 +95,134 @@ pub(super) fn shutdown_races_spawns(via: Via, worker_counts: &[usize]) {
     }
 }
 
+/// The halves [`joins_in_a_row`] ran, and the bombs it caught.
+#[derive(Default)]
+struct Halves {
+    first: AtomicUsize,
+    second: AtomicUsize,
+    nested: AtomicUsize,
+    bombs: AtomicUsize,
+}
+
+/// What `joins` joins of [`joins_in_a_row`] leave in [`Halves`]: first,
+/// second and nested halves, and bombs.
+fn halves_of(joins: usize) -> [usize; 4] {
+    [joins, joins, 2 * joins.div_ceil(5), joins.div_ceil(97)]
+}
+
+/// `joins` joins in a row: some first halves throw a payload that panics
+/// on drop, some second halves join again.
+fn joins_in_a_row(joins: usize, halves: &Halves) {
+    for i in 0..joins {
+        let throws = i % 97 == 0;
+        let result = panic::catch_unwind(AssertUnwindSafe(|| {
+            weft::join(
+                || {
+                    bump(&halves.first);
+                    if throws {
+                        throw_bomb();
+                    }
+                },
+                || {
+                    bump(&halves.second);
+                    if i % 5 == 0 {
+                        weft::join(|| bump(&halves.nested), || bump(&halves.nested));
+                    }
+                },
+            )
+        }));
+        assert_eq!(forget_panic(result), throws, "join {i}: the panic");
+        if throws {
+            bump(&halves.bombs);
+        }
+    }
+}
+
 /// Every worker runs a task that joins in a loop, so no worker is idle and
 /// each join's half, the task's outermost, stays on its worker's join stack
 /// (sched/fork.rs: it goes to the local queue only when a thief may come
 /// for it), while the pool is dropped. In odd rounds one task stops early:
 /// its worker goes idle, and the others' halves are shared or stolen while
-/// the drop waits. Some first halves throw a payload that panics on drop,
-/// and some second halves join again. The drop returns, and every half ran
+/// the drop waits. Meanwhile start and stop hooks queue joining tasks of
+/// their own, and a thread spawns more through a `Handle` until the pool
+/// refuses. The drop returns, and every half of every accepted task ran
 /// exactly once.
 pub(super) fn outermost_halves_kept_while_the_pool_drops() {
     const JOINS: usize = 2_000;
+    const HOOK_JOINS: usize = 300;
+    const HANDLE_JOINS: usize = 100;
     let started = Instant::now();
     let mut round = 0;
     while round < 60 && (round < 10 || started.elapsed() < Duration::from_secs(5)) {
         let workers = [2, 3, 8][round % 3];
-        let pool = Pool::builder().workers(workers).build().unwrap();
-        let (first, second, nested, bombs) = (counter(), counter(), counter(), counter());
+        let halves = Arc::new(Halves::default());
+        let hook = |halves: &Arc<Halves>| {
+            let halves = Arc::clone(halves);
+            move |_| {
+                let halves = Arc::clone(&halves);
+                weft::spawn(move || joins_in_a_row(HOOK_JOINS, &halves));
+            }
+        };
+        let pool = Pool::builder()
+            .workers(workers)
+            .on_thread_start(hook(&halves))
+            .on_thread_stop(hook(&halves))
+            .build()
+            .unwrap();
         // Each task holds its worker until every task has one, so that no
         // worker is idle when the joins start.
         let all_running = Arc::new(Barrier::new(workers + 1));
-        let mut expected = 0;
+        let mut want = [0; 4];
+        let mut expect = |joins: usize, times: usize| {
+            for (total, each) in want.iter_mut().zip(halves_of(joins)) {
+                *total += each * times;
+            }
+        };
+        // Every worker runs each hook once.
+        expect(HOOK_JOINS, 2 * workers);
         for task in 0..workers {
             let joins = if round % 2 == 1 && task == 0 {
                 50
             } else {
                 JOINS
             };
-            expected += joins;
-            let all_running = Arc::clone(&all_running);
-            let (first, second, nested, bombs) = (
-                Arc::clone(&first),
-                Arc::clone(&second),
-                Arc::clone(&nested),
-                Arc::clone(&bombs),
-            );
+            expect(joins, 1);
+            let (all_running, halves) = (Arc::clone(&all_running), Arc::clone(&halves));
             pool.spawn(move || {
                 all_running.wait();
-                for i in 0..joins {
-                    let throws = i % 97 == 0;
-                    let result = panic::catch_unwind(AssertUnwindSafe(|| {
-                        weft::join(
-                            || {
-                                bump(&first);
-                                if throws {
-                                    throw_bomb();
-                                }
-                            },
-                            || {
-                                bump(&second);
-                                if i % 5 == 0 {
-                                    weft::join(|| bump(&nested), || bump(&nested));
-                                }
-                            },
-                        )
-                    }));
-                    assert_eq!(forget_panic(result), throws, "join {i}: the panic");
-                    if throws {
-                        bump(&bombs);
-                    }
-                }
+                joins_in_a_row(joins, &halves);
             });
         }
         all_running.wait();
+        let spammer = {
+            let (handle, halves) = (pool.handle(), Arc::clone(&halves));
+            thread::spawn(move || {
+                let mut accepted = 0;
+                loop {
+                    let halves = Arc::clone(&halves);
+                    if handle
+                        .spawn(move || joins_in_a_row(HANDLE_JOINS, &halves))
+                        .is_err()
+                    {
+                        return accepted;
+                    }
+                    accepted += 1;
+                }
+            })
+        };
         thread::sleep(Duration::from_micros(50 * (round % 4) as u64));
         drop(pool);
-        let nested_expected: usize = (0..workers)
-            .map(|task| {
-                let joins = if round % 2 == 1 && task == 0 {
-                    50
-                } else {
-                    JOINS
-                };
-                2 * joins.div_ceil(5)
-            })
-            .sum();
-        assert_eq!(first.load(SeqCst), expected, "round {round}: first halves");
+        expect(HANDLE_JOINS, spammer.join().expect("spammer thread"));
+        let ran = [
+            halves.first.load(SeqCst),
+            halves.second.load(SeqCst),
+            halves.nested.load(SeqCst),
+            halves.bombs.load(SeqCst),
+        ];
         assert_eq!(
-            second.load(SeqCst),
-            expected,
-            "round {round}: second halves"
+            ran, want,
+            "round {round}, {workers} workers: first, second, nested halves, bombs"
         );
-        assert_eq!(
-            nested.load(SeqCst),
-            nested_expected,
-            "round {round}: nested halves"
-        );
-        let bombs_expected: usize = (0..workers)
-            .map(|task| {
-                let joins = if round % 2 == 1 && task == 0 {
-                    50
-                } else {
-                    JOINS
-                };
-                joins.div_ceil(97)
-            })
-            .sum();
-        assert_eq!(bombs.load(SeqCst), bombs_expected, "round {round}: bombs");
         round += 1;
     }
 }
