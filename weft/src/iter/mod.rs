@@ -235,8 +235,8 @@ pub trait ParallelIterator: Sized + Send {
     /// [`flat_map_iter`](Self::flat_map_iter)'s sequential iterators. Where
     /// an adapter other than `map`, `filter`, `filter_map`, `inspect`,
     /// `update`, `cloned`, `copied`, `flat_map_iter`, `fold` or `fold_with`
-    /// follows it, the inner
-    /// iterators run sequentially, the outer loop giving the parallelism.
+    /// follows it, the inner iterators run sequentially, the outer loop
+    /// giving the parallelism.
     ///
     /// ```
     /// use weft::prelude::*;

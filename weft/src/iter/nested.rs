@@ -299,9 +299,10 @@ impl<'a, T: Copy + 'a> Step<&'a T> for CopiedStep {
 }
 
 /// The seed of `fold` or `fold_with` above a `flat_map`, shared by every
-/// thread that folds a piece of an inner loop: a state is made under its lock, since a value that is
-/// cloned for each state is `Send` but need not be `Sync`. One lock a
-/// state, and states are made once a run of items (below), not an item.
+/// thread that folds a piece of an inner loop: a state is made under its
+/// lock, since a value that is cloned for each state is `Send` but need
+/// not be `Sync`. One lock a state, and a state a run of items
+/// ([`FoldOnto`]), not an item.
 pub(crate) struct SharedSeed<'s, S>(Mutex<&'s mut S>);
 
 impl<'s, S: Seed> SharedSeed<'s, S> {

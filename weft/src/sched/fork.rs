@@ -24,9 +24,9 @@
 //! (worker/join_owner.rs, `thieves_may_come`). Where every other worker
 //! is busy and has not been taking halves, it stays on the join stack: a
 //! task that runs many small nested loops (rayon's code in a leaf) would
-//! pay the share once a loop. A parallel loop's pieces keep every half on the join
-//! stack and hand the oldest to searchers between their chunks themselves
-//! (worker/join_owner.rs, `offer_work`). The
+//! pay the share once a loop. A parallel loop's pieces keep every half on
+//! the join stack and hand the oldest to searchers between their chunks
+//! themselves (worker/join_owner.rs, `offer_work`). The
 //! halves of a loop of few items, each of which may block its thread, all
 //! go to the local queue, the path a full join stack takes.
 

@@ -107,8 +107,9 @@
 //! `flat_map_iter`) pass their consumer down to a `flat_map` below them
 //! (`ParallelIterator::NESTS`), and so do `fold` and `fold_with`, whose
 //! accumulator runs on across the pieces and inner loops one thread folds
-//! one after another (`nested::FoldOnto`); behind any other adapter inner loops fold
-//! sequentially, as the items of a piece, and so do a `flat_map`'s inner
+//! one after another (`nested::FoldOnto`); behind any other adapter inner
+//! loops fold sequentially, as the items of a piece, and so do a
+//! `flat_map`'s inner
 //! loops where its base is a `flat_map` too (the base's run in parallel).
 //!
 //! # Stopping early
