@@ -109,8 +109,8 @@
 //! accumulator runs on across the pieces and inner loops one thread folds
 //! one after another (`nested::FoldOnto`); behind any other adapter inner
 //! loops fold sequentially, as the items of a piece, and so do a
-//! `flat_map`'s inner
-//! loops where its base is a `flat_map` too (the base's run in parallel).
+//! `flat_map`'s inner loops where its base is a `flat_map` too (the
+//! base's run in parallel).
 //!
 //! # Stopping early
 //!
