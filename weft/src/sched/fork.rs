@@ -12,23 +12,23 @@
 //! half never keeps its second half from an idle worker (the
 //! serialization of heartbeat schedulers).
 //!
-//! Where the second closure goes is the caller's choice ([`Place`]). The
-//! join stack's owner answers a searcher's request at its next `join`; a
-//! first half that is a sequential leaf joins no more, so for `join`
-//! itself the outermost half of the running task (the push that finds the
-//! join stack and the local queue empty) goes to the local queue at once,
-//! where thieves take it without asking and without the barrier of a
-//! forced steal, at the cost of the queue's fences (once per task, not
-//! per nested join), when a thief may come for it: some worker is idle,
-//! or thieves took this worker's last half that left its join stack
-//! (worker/join_owner.rs, `thieves_may_come`). Where every other worker
-//! is busy and has not been taking halves, it stays on the join stack: a
-//! task that runs many small nested loops (rayon's code in a leaf) would
-//! pay the share once a loop. A parallel loop's pieces keep every half on
-//! the join stack and hand the oldest to searchers between their chunks
-//! themselves (worker/join_owner.rs, `offer_work`). The
-//! halves of a loop of few items, each of which may block its thread, all
-//! go to the local queue, the path a full join stack takes.
+//! Where the second closure goes is the caller's choice ([`Place`]). The join
+//! stack's owner answers a searcher's request at its next `join`; a first
+//! half that is a sequential leaf joins no more, so for `join` itself the
+//! outermost half of the running task (the push that finds the join stack and
+//! the local queue empty) goes to the local queue at once, where thieves take
+//! it without asking and without the barrier of a forced steal, at the cost
+//! of the queue's fences (once per task, not per nested join), when a thief
+//! may come for it and pay: thieves took this worker's last half that left
+//! its join stack and it ran long, or some worker is idle and the last half a
+//! thief ran was not shorter than the hand-over itself (worker/join_owner.rs,
+//! `thieves_may_come`). Where every other worker is busy and has not been
+//! taking halves, it stays on the join stack: a task that runs many small
+//! nested loops (rayon's code in a leaf) would pay the share once a loop. A
+//! parallel loop's pieces keep every half on the join stack and hand the
+//! oldest to searchers between their chunks themselves (worker/join_owner.rs,
+//! `offer_work`). The halves of a loop of few items, each of which may block
+//! its thread, all go to the local queue, the path a full join stack takes.
 
 use std::panic::{self, AssertUnwindSafe};
 
@@ -196,12 +196,13 @@ where
 }
 
 /// Pops jobs until our own `job_b` comes back (returns true: run it inline) or
-/// until it was stolen and has finished (returns false), and notes which
-/// for the next outermost half (`WorkerThread::note_half_taken`). A join
-/// whose half another worker ran lets the pool linger
-/// (`Registry::linger_after_join`):
-/// such joins end loops (rayon's, through the rayon-core stand-in), and
-/// loops come one after another.
+/// until it was stolen and has finished (returns false), and notes which,
+/// and whether a stolen half ran shorter than its hand-over
+/// (`latch::SHORT_RUN`), for the next outermost half
+/// (`WorkerThread::note_half_taken`). A join whose half another worker ran
+/// lets the pool linger (`Registry::linger_after_join`): such joins end
+/// loops (rayon's, through the rayon-core stand-in), and loops come one
+/// after another.
 #[cold]
 fn reclaim_or_wait<F, R>(worker: &WorkerThread, job_b: &StackJob<OwnerLatch, F, R>) -> bool
 where
@@ -209,7 +210,9 @@ where
     R: Send,
 {
     let reclaimed = take_back_or_wait(worker, job_b);
-    worker.note_half_taken(!reclaimed);
+    // Not reclaimed: the latch was seen set, so `ran_short` is as its
+    // setter left it.
+    worker.note_half_taken(!reclaimed, !reclaimed && job_b.latch().ran_short());
     if !reclaimed {
         worker.registry_arc().linger_after_join();
     }

@@ -34,7 +34,7 @@ use std::mem::{self, MaybeUninit};
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::Arc;
 
-use crate::sched::latch::{Latch, OwnerLatch};
+use crate::sched::latch::{Latch, OwnerLatch, SHORT_RUN};
 
 /// Words of a job's data: what a closure may capture and still need no box.
 pub(crate) const INLINE_WORDS: usize = 5;
@@ -339,12 +339,16 @@ impl<L: Latch, F: FnOnce(bool) -> R + Send, R: Send> StackJob<L, F, R> {
         unsafe {
             let this = &*(data.assume_pointer() as *const Self);
             let func = (*this.func.get()).take().expect("stack job run twice");
+            let started = (L::TIMED && !cfg!(loom)).then(std::time::Instant::now);
             (*this.result.get()).write(
                 match panic::catch_unwind(AssertUnwindSafe(|| func(true))) {
                     Ok(value) => JobResult::Done(value),
                     Err(payload) => JobResult::Panicked(payload),
                 },
             );
+            if started.is_some_and(|started| started.elapsed() < SHORT_RUN) {
+                this.latch.note_ran_short();
+            }
             // After this call the owner may return and free `this`.
             Latch::set(&this.latch);
         }

@@ -24,7 +24,25 @@ pub(crate) trait Latch {
     /// behind `this` after the store that publishes it (hence a raw pointer rather
     /// than a reference, which would have to stay valid for the whole call).
     unsafe fn set(this: *const Self);
+
+    /// Whether a stack job that sets this latch is timed when it runs as a
+    /// job, taken from a queue rather than popped back by its owner's
+    /// `join` ([`note_ran_short`](Latch::note_ran_short)): two clock reads
+    /// on a path that already paid a steal.
+    const TIMED: bool = false;
+
+    /// The job ran for less than [`SHORT_RUN`]. Called before
+    /// [`set`](Latch::set), by the thread that then sets the latch.
+    fn note_ran_short(&self) {}
 }
+
+/// A job's run shorter than what handing it to another worker costs: a
+/// join half that short was not worth a thief (worker/join_owner.rs,
+/// `thieves_may_come`). The hand-over (the share, the steal, the owner's
+/// wait for the latch) took 1.5-2.5 us in traces of 2-worker pools
+/// (docs/RAYON.md, "Session 22"); the bound sits under it, so that it
+/// marks only halves a thief surely lost on, whatever the machine.
+pub(crate) const SHORT_RUN: std::time::Duration = std::time::Duration::from_micros(1);
 
 /// Who waits on an [`OwnerLatch`].
 enum Owner {
@@ -51,8 +69,15 @@ const _: () = assert!(std::mem::size_of::<Owner>() == 2 * std::mem::size_of::<us
 /// A latch that wakes the thread that made it.
 pub(crate) struct OwnerLatch {
     done: AtomicBool,
+    /// Set before `done` when the job ran as a job for less than
+    /// [`SHORT_RUN`]. In `done`'s padding: the latch is no bigger.
+    ran_short: AtomicBool,
     owner: Owner,
 }
+
+// Both flags fit the word before `owner`: the second costs `join` no space.
+#[cfg(not(loom))]
+const _: () = assert!(std::mem::size_of::<OwnerLatch>() == 3 * std::mem::size_of::<usize>());
 
 // SAFETY: the raw worker pointer is only dereferenced while the owner waits
 // (before `done` is published), when the worker it points to is alive, and
@@ -69,6 +94,7 @@ impl OwnerLatch {
             Some(worker) => OwnerLatch::for_worker(worker),
             None => OwnerLatch {
                 done: AtomicBool::new(false),
+                ran_short: AtomicBool::new(false),
                 owner: Owner::Thread(thread::current()),
             },
         }
@@ -79,6 +105,7 @@ impl OwnerLatch {
     pub(crate) fn for_worker(worker: &WorkerThread) -> OwnerLatch {
         OwnerLatch {
             done: AtomicBool::new(false),
+            ran_short: AtomicBool::new(false),
             owner: Owner::Worker {
                 worker: NonNull::from(worker),
                 fiber: worker.fibers().current_cell(),
@@ -98,6 +125,13 @@ impl OwnerLatch {
         self.done.load(Ordering::Acquire)
     }
 
+    /// Whether the job, run as a job, ran for less than [`SHORT_RUN`].
+    /// Meaningful once [`probe`](OwnerLatch::probe) saw the latch set;
+    /// Relaxed, as that Acquire load ordered the setter's store before it.
+    pub(crate) fn ran_short(&self) -> bool {
+        self.ran_short.load(Ordering::Relaxed)
+    }
+
     /// Blocks the owner until the latch is set, running other tasks meanwhile if
     /// the owner is a worker.
     pub(crate) fn wait(&self) {
@@ -114,6 +148,13 @@ impl OwnerLatch {
 }
 
 impl Latch for OwnerLatch {
+    const TIMED: bool = true;
+
+    fn note_ran_short(&self) {
+        // Relaxed: published by `set`'s Release store of `done`.
+        self.ran_short.store(true, Ordering::Relaxed);
+    }
+
     unsafe fn set(this: *const Self) {
         // SAFETY: `this` is valid until the `done` store below (trait contract);
         // everything needed afterwards is copied out first.

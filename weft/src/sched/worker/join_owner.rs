@@ -143,29 +143,44 @@ impl WorkerThread {
         }
     }
 
-    /// Whether another worker may come for the task's outermost half soon:
-    /// some worker is idle, or thieves took this seat's last half that left
-    /// its join stack. Otherwise every other worker is busy and has not
-    /// been taking this seat's halves: the half stays on the join stack,
-    /// where taking it back costs no queue operation, and a worker that
-    /// comes idle later asks for it or, after a bounded wait, takes it by
-    /// force (join_stack.rs). rayon's code through `rayon-core/` pays the
-    /// share once a small nested loop otherwise: a `flat_map` of short
-    /// inner loops ran at 1.64x rayon's time (docs/RAYON.md, "Session 25").
+    /// Whether another worker may come for the task's outermost half soon,
+    /// and gain by it: thieves took this seat's last half that left its
+    /// join stack, and it ran long; or some worker is idle, unless the last
+    /// half of this seat's that a thief ran was over sooner than a
+    /// hand-over costs (latch.rs, `SHORT_RUN`). Otherwise every other
+    /// worker is busy and has not been taking this seat's halves, or the
+    /// halves it took were too short to pay: the half stays on the join
+    /// stack, where taking it back costs no queue operation, and a worker
+    /// that comes idle later asks for it or, after a bounded wait, takes
+    /// it by force (join_stack.rs); a half taken that way and run long
+    /// turns the share on again. rayon's code through `rayon-core/` pays
+    /// the share once a small nested loop otherwise: a `flat_map` of short
+    /// inner loops ran at 1.64x rayon's time with neither condition, and
+    /// at 1.5-1.9x with the first but not the short halves' exception, a
+    /// thief taking the inner loops' halves of a few items while the owner
+    /// waited for each (docs/RAYON.md, "Session 25" and "Session 27").
     /// Under loom, always: the models keep the share path as they ran it
     /// (the other path is the notify of any push that makes the stack
     /// non-empty, which they run too), without one more load to explore.
     #[inline]
     fn thieves_may_come(&self) -> bool {
-        cfg!(loom) || self.halves_taken.get() || self.registry.sleep.has_idle()
+        cfg!(loom)
+            || self.halves_taken.get()
+            || (!self.halves_short.get() && self.registry.sleep.has_idle())
     }
 
     /// Records whether a join half of this seat's that did not come back
-    /// through the join stack was run by another worker
-    /// ([`thieves_may_come`](WorkerThread::thieves_may_come)).
+    /// through the join stack was run by another worker, and if so whether
+    /// it ran shorter than its hand-over
+    /// ([`thieves_may_come`](WorkerThread::thieves_may_come)). A half that
+    /// came back leaves the second answer as it was: it says nothing of
+    /// what thieves take.
     #[inline]
-    pub(crate) fn note_half_taken(&self, taken: bool) {
-        self.halves_taken.set(taken);
+    pub(crate) fn note_half_taken(&self, taken: bool, short: bool) {
+        self.halves_taken.set(taken && !short);
+        if taken {
+            self.halves_short.set(short);
+        }
     }
 
     /// A searcher asked for work, or searchers are looking (`offer_work`,
@@ -192,5 +207,73 @@ impl WorkerThread {
         if !stack.is_empty() {
             self.registry.sleep.notify_work();
         }
+    }
+}
+
+// Not under loom: pools are built there only inside the models.
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::time::Duration;
+
+    use crate::sched::worker::WorkerThread;
+    use crate::Pool;
+
+    /// A `join` whose first half spins until the second has started, so
+    /// that the second runs on the other worker; the second does `then`.
+    fn join_with_a_stolen_half(then: impl FnOnce() + Send) {
+        let started = AtomicBool::new(false);
+        crate::join(
+            || {
+                while !started.load(Ordering::SeqCst) {
+                    std::hint::spin_loop();
+                }
+            },
+            || {
+                started.store(true, Ordering::SeqCst);
+                then();
+            },
+        );
+    }
+
+    /// A stolen half that ran long turns the outermost half's share on;
+    /// one over sooner than a hand-over turns it off, even with the other
+    /// worker idle. A thief may be preempted inside a half of a store
+    /// (which then runs long), so the short case is tried until one runs
+    /// short; the long one sleeps, and cannot run short.
+    #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "interpreted, no half runs shorter than a microsecond: covered natively"
+    )]
+    fn halves_thieves_ran_long_turn_the_share_on_and_short_ones_off() {
+        let pool = Pool::builder().workers(2).build().unwrap();
+        pool.install(|| {
+            let worker = WorkerThread::current().expect("install runs on a worker");
+            join_with_a_stolen_half(|| std::thread::sleep(Duration::from_millis(2)));
+            assert!(worker.halves_taken.get(), "a long stolen half not noted");
+            assert!(!worker.halves_short.get(), "a 2 ms half noted short");
+            assert!(worker.thieves_may_come());
+
+            let ran_short = (0..1_000).any(|_| {
+                join_with_a_stolen_half(|| ());
+                worker.halves_short.get()
+            });
+            assert!(
+                ran_short,
+                "1,000 stolen halves of one store, none noted short"
+            );
+            assert!(!worker.halves_taken.get());
+            assert!(
+                !worker.thieves_may_come(),
+                "the outermost half would still go to the local queue after a short steal"
+            );
+
+            join_with_a_stolen_half(|| std::thread::sleep(Duration::from_millis(2)));
+            assert!(
+                worker.thieves_may_come(),
+                "a long stolen half did not turn the share on again"
+            );
+        });
     }
 }

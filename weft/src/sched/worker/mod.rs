@@ -104,11 +104,17 @@ pub(crate) struct WorkerThread {
     /// Whether that thread still holds the pool's drain books open.
     holds_books: Cell<bool>,
     /// Whether the last join half of this seat's that did not come back
-    /// through the join stack was run by another worker (fork.rs,
-    /// `reclaim_or_wait`): evidence that thieves take this seat's halves,
-    /// so the task's outermost half is shared at once even while no worker
-    /// is idle (join_owner.rs, `first_half_pushed`).
+    /// through the join stack was run by another worker, and ran long
+    /// (fork.rs, `reclaim_or_wait`): evidence that thieves take this seat's
+    /// halves and gain by it, so the task's outermost half is shared at
+    /// once even while no worker is idle (join_owner.rs,
+    /// `thieves_may_come`).
     halves_taken: Cell<bool>,
+    /// Whether the last join half of this seat's that another worker ran
+    /// was over sooner than its hand-over costs (latch.rs, `SHORT_RUN`):
+    /// the outermost half then stays on the join stack even while a worker
+    /// is idle.
+    halves_short: Cell<bool>,
 }
 
 impl WorkerThread {
@@ -149,6 +155,7 @@ impl WorkerThread {
             adopted,
             holds_books: Cell::new(adopted),
             halves_taken: Cell::new(false),
+            halves_short: Cell::new(false),
         }
     }
 
