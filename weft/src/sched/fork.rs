@@ -25,10 +25,12 @@
 //! `thieves_may_come`). Where every other worker is busy and has not been
 //! taking halves, it stays on the join stack: a task that runs many small
 //! nested loops (rayon's code in a leaf) would pay the share once a loop. A
-//! parallel loop's pieces keep every half on the join stack and hand the
-//! oldest to searchers between their chunks themselves (worker/join_owner.rs,
-//! `offer_work`). The halves of a loop of few items, each of which may block
-//! its thread, all go to the local queue, the path a full join stack takes.
+//! parallel loop's pieces follow the same rule (a loop's first split is its
+//! task's outermost half when nothing else is pending), and besides hand the
+//! oldest half to searchers between their chunks themselves
+//! (worker/join_owner.rs, `offer_work`). The halves of a loop of few items,
+//! each of which may block its thread, all go to the local queue, the path a
+//! full join stack takes.
 
 use std::panic::{self, AssertUnwindSafe};
 
@@ -45,8 +47,11 @@ pub(crate) enum Place {
     /// goes to the local queue at once when a thief may come for it
     /// (`join`).
     JoinStack,
-    /// The join stack always: the caller hands halves to searchers itself
-    /// (a parallel loop's pieces, between chunks: `offer_work`).
+    /// The join stack always, the outermost half too: the path
+    /// `JoinStack` takes for that half when no thief may come, which the
+    /// loom models reach through this variant (under loom
+    /// `thieves_may_come` always says one may).
+    #[cfg_attr(not(loom), allow(dead_code))]
     JoinStackOnly,
     /// The local queue (a parallel loop of few items).
     LocalQueue,

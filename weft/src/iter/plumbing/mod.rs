@@ -13,24 +13,27 @@
 //!
 //! # Where it splits (the splitting rule, here and nowhere else)
 //!
-//! No grain size is asked of the user. A piece splits while it has a
-//! *split budget* left; the budget starts at the pool's worker count and
-//! halves at every split, so a loop starts as about one piece per worker,
-//! at the cost of one `join` per split (a few nanoseconds when nobody takes
-//! the other half, weft's join stack). A piece that *migrated* (its half
-//! of a `join` was taken by another worker: `FnContext::migrated`) found
-//! an idle worker, which is evidence that more splitting pays: its budget
-//! is reset to the worker count. So a balanced loop splits about
-//! `workers * log2(workers)` times, whatever its length; an unbalanced one
-//! keeps splitting where thieves keep finding work; a loop over a few slow
-//! elements splits down to single elements, one per worker. Pieces never
-//! split below `with_min_len` nor stay above `with_max_len`. The halves
-//! of a loop of few items (under `HANDOFF_MIN_ITEMS`) go on the worker's
-//! local queue rather than its join stack (`join_context_with`,
-//! `Place::LocalQueue`): each item may block its thread, and a thief then
-//! takes a half without asking an owner who could not answer. Other
-//! pieces keep every half on the join stack, the outermost too
-//! (`Place::JoinStackOnly`): they hand halves to searchers between chunks.
+//! No grain size is asked of the user. A piece splits while it has a *split
+//! budget* left; the budget starts at the pool's worker count and halves at
+//! every split, so a loop starts as about one piece per worker, at the cost
+//! of one `join` per split (a few nanoseconds when nobody takes the other
+//! half, weft's join stack). A piece that *migrated* (its half of a `join`
+//! was taken by another worker: `FnContext::migrated`) found an idle worker,
+//! which is evidence that more splitting pays: its budget is reset to the
+//! worker count. So a balanced loop splits about `workers * log2(workers)`
+//! times, whatever its length; an unbalanced one keeps splitting where
+//! thieves keep finding work; a loop over a few slow elements splits down to
+//! single elements, one per worker. Pieces never split below `with_min_len`
+//! nor stay above `with_max_len`. The halves of a loop of few items (under
+//! `HANDOFF_MIN_ITEMS`) go on the worker's local queue rather than its join
+//! stack (`join_context_with`, `Place::LocalQueue`): each item may block its
+//! thread, and a thief then takes a half without asking an owner who could
+//! not answer. Other pieces leave their halves on the join stack as `join`
+//! does (`Place::JoinStack`): a loop's first split, when its task has nothing
+//! else pending, is the task's outermost half and goes to the local queue at
+//! once if a thief may come for it (sched/fork.rs), so that a helper need not
+//! wait for the owner's next chunk to end to be handed it; the others are
+//! handed to searchers between chunks (below).
 //!
 //! A piece that stops splitting (a *leaf*) is folded a chunk at a time,
 //! each chunk sized to take a few microseconds (`CHUNK_TARGET`), and
@@ -692,7 +695,7 @@ impl<'c, C> Drive<'c, C> {
                 if budget.few_items {
                     crate::api::join::Place::LocalQueue
                 } else {
-                    crate::api::join::Place::JoinStackOnly
+                    crate::api::join::Place::JoinStack
                 },
             );
             return self.consumer.reduce(left, right);
