@@ -21,16 +21,16 @@
 //! of the queue's fences (once per task, not per nested join), when a thief
 //! may come for it and pay: thieves took this worker's last half that left
 //! its join stack and it ran long, or some worker is idle and the last half a
-//! thief ran was not shorter than the hand-over itself (worker/join_owner.rs,
-//! `thieves_may_come`). Where every other worker is busy and has not been
-//! taking halves, it stays on the join stack: a task that runs many small
-//! nested loops (rayon's code in a leaf) would pay the share once a loop. A
-//! parallel loop's pieces follow the same rule (a loop's first split is its
-//! task's outermost half when nothing else is pending), and besides hand the
-//! oldest half to searchers between their chunks themselves
-//! (worker/join_owner.rs, `offer_work`). The halves of a loop of few items,
-//! each of which may block its thread, all go to the local queue, the path a
-//! full join stack takes.
+//! thief took from the running task was not shorter than the hand-over itself
+//! (worker/join_owner.rs, `thieves_may_come`). Where every other worker is
+//! busy and has not been taking halves, it stays on the join stack: a task
+//! that runs many small nested loops (rayon's code in a leaf) would pay the
+//! share once a loop. A parallel loop's pieces follow the same rule (a loop's
+//! first split is its task's outermost half when nothing else is pending),
+//! and besides hand the oldest half to searchers between their chunks
+//! themselves (worker/join_owner.rs, `offer_work`). The halves of a loop of
+//! few items, each of which may block its thread, all go to the local queue,
+//! the path a full join stack takes.
 
 use std::panic::{self, AssertUnwindSafe};
 

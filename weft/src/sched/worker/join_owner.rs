@@ -146,8 +146,8 @@ impl WorkerThread {
     /// Whether another worker may come for the task's outermost half soon,
     /// and gain by it: thieves took this seat's last half that left its
     /// join stack, and it ran long; or some worker is idle, unless the last
-    /// half of this seat's that a thief ran was over sooner than a
-    /// hand-over costs (latch.rs, `SHORT_RUN`). Otherwise every other
+    /// half of this seat's that a thief ran since the running job started
+    /// was over sooner than a hand-over costs (latch.rs, `SHORT_RUN`). Otherwise every other
     /// worker is busy and has not been taking this seat's halves, or the
     /// halves it took were too short to pay: the half stays on the join
     /// stack, where taking it back costs no queue operation, and a worker
@@ -236,11 +236,23 @@ mod tests {
         );
     }
 
+    /// Joins until `worker` notes a stolen half that ran short. A thief may
+    /// be preempted inside a half of a store (which then runs long), so
+    /// one of 1,000 suffices.
+    fn note_a_short_stolen_half(worker: &WorkerThread) {
+        let ran_short = (0..1_000).any(|_| {
+            join_with_a_stolen_half(|| ());
+            worker.halves_short.get()
+        });
+        assert!(
+            ran_short,
+            "1,000 stolen halves of one store, none noted short"
+        );
+    }
+
     /// A stolen half that ran long turns the outermost half's share on;
     /// one over sooner than a hand-over turns it off, even with the other
-    /// worker idle. A thief may be preempted inside a half of a store
-    /// (which then runs long), so the short case is tried until one runs
-    /// short; the long one sleeps, and cannot run short.
+    /// worker idle. The long half sleeps, and cannot run short.
     #[test]
     #[cfg_attr(
         miri,
@@ -255,14 +267,7 @@ mod tests {
             assert!(!worker.halves_short.get(), "a 2 ms half noted short");
             assert!(worker.thieves_may_come());
 
-            let ran_short = (0..1_000).any(|_| {
-                join_with_a_stolen_half(|| ());
-                worker.halves_short.get()
-            });
-            assert!(
-                ran_short,
-                "1,000 stolen halves of one store, none noted short"
-            );
+            note_a_short_stolen_half(worker);
             assert!(!worker.halves_taken.get());
             assert!(
                 !worker.thieves_may_come(),
@@ -275,5 +280,30 @@ mod tests {
                 "a long stolen half did not turn the share on again"
             );
         });
+    }
+
+    /// A short stolen half is the running task's evidence only: the next
+    /// task on the same worker starts without it.
+    #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "interpreted, no half runs shorter than a microsecond: covered natively"
+    )]
+    fn a_short_stolen_half_is_forgotten_when_the_next_task_starts() {
+        let pool = Pool::builder().workers(2).build().unwrap();
+        let index = pool.install(|| {
+            let worker = WorkerThread::current().expect("install runs on a worker");
+            note_a_short_stolen_half(worker);
+            worker.index()
+        });
+        let (sender, receiver) = std::sync::mpsc::channel();
+        pool.spawn_on(index, move || {
+            let worker = WorkerThread::current().expect("a task runs on a worker");
+            sender.send(worker.halves_short.get()).unwrap();
+        });
+        assert!(
+            !receiver.recv().unwrap(),
+            "a new task started with the last task's short halves noted"
+        );
     }
 }

@@ -110,10 +110,14 @@ pub(crate) struct WorkerThread {
     /// once even while no worker is idle (join_owner.rs,
     /// `thieves_may_come`).
     halves_taken: Cell<bool>,
-    /// Whether the last join half of this seat's that another worker ran
-    /// was over sooner than its hand-over costs (latch.rs, `SHORT_RUN`):
-    /// the outermost half then stays on the join stack even while a worker
-    /// is idle.
+    /// Whether the last join half of this seat's that another worker ran,
+    /// since the job running now started, was over sooner than its
+    /// hand-over costs (latch.rs, `SHORT_RUN`): the outermost half then
+    /// stays on the join stack even while a worker is idle. Cleared as
+    /// each job starts (`execute`), so that a task is judged by its own
+    /// halves: rayon's 1,000-item sums called one after another from
+    /// outside, each its own task, took 1.4x rayon's time while the flag
+    /// outlived them, and the first half of each came back to its owner.
     halves_short: Cell<bool>,
 }
 
@@ -251,6 +255,8 @@ impl WorkerThread {
         // A job is not a poll until it says so (`enter_poll`); restored after,
         // for a job run by a wait inside a poll.
         let outer_polling = self.polling.replace(false);
+        // A new task's joins are judged by its own stolen halves.
+        self.halves_short.set(false);
         self.running.set(self.running.get() + 1);
         trace_hook!(self.trace(EventKind::TaskStart { name: None }));
         // SAFETY: the job was just taken out of a queue or the `next` slot (or
