@@ -143,22 +143,23 @@ impl WorkerThread {
         }
     }
 
-    /// Whether another worker may come for the task's outermost half soon,
-    /// and gain by it: thieves took this seat's last half that left its
-    /// join stack, and it ran long; or some worker is idle, unless the last
-    /// half of this seat's that a thief ran since the running job started
-    /// was over sooner than a hand-over costs (latch.rs, `SHORT_RUN`). Otherwise every other
-    /// worker is busy and has not been taking this seat's halves, or the
-    /// halves it took were too short to pay: the half stays on the join
-    /// stack, where taking it back costs no queue operation, and a worker
-    /// that comes idle later asks for it or, after a bounded wait, takes
-    /// it by force (join_stack.rs); a half taken that way and run long
-    /// turns the share on again. rayon's code through `rayon-core/` pays
-    /// the share once a small nested loop otherwise: a `flat_map` of short
-    /// inner loops ran at 1.64x rayon's time with neither condition, and
-    /// at 1.5-1.9x with the first but not the short halves' exception, a
-    /// thief taking the inner loops' halves of a few items while the owner
-    /// waited for each (docs/RAYON.md, "Session 25" and "Session 27").
+    /// Whether another worker may come for the task's outermost half soon, and
+    /// gain by it: thieves took this seat's last half that left its join stack,
+    /// and it ran long; or some worker is idle, unless the last half of this
+    /// seat's that a thief ran since the running job started was over sooner
+    /// than a hand-over costs (latch.rs, `SHORT_RUN`). Otherwise every other
+    /// worker is busy and has not been taking this seat's halves, or the halves
+    /// it took were too short to pay: the half stays on the join stack, where
+    /// taking it back costs no queue operation, and a worker that comes idle
+    /// later asks for it or, after a bounded wait, takes it by force
+    /// (join_stack.rs); a half taken that way and run long turns the share on
+    /// again. rayon's code through `rayon-core/` pays the share once a small
+    /// nested loop otherwise: a `flat_map` of short inner loops ran at 1.64x
+    /// rayon's time with every outermost half shared, and at 1.5-2.1x with it
+    /// shared while a worker was idle or thieves had taken the last half,
+    /// however short, a thief taking the inner loops' halves of a few items
+    /// while the owner waited for each (docs/RAYON.md, "Session 25", "Session
+    /// 27").
     /// Under loom, always: the models keep the share path as they ran it
     /// (the other path is the notify of any push that makes the stack
     /// non-empty, which they run too), without one more load to explore.
@@ -237,8 +238,8 @@ mod tests {
     }
 
     /// Joins until `worker` notes a stolen half that ran short. A thief may
-    /// be preempted inside a half of a store (which then runs long), so
-    /// one of 1,000 suffices.
+    /// be preempted inside a half of a store (which then runs long), so it
+    /// tries up to 1,000 times.
     fn note_a_short_stolen_half(worker: &WorkerThread) {
         let ran_short = (0..1_000).any(|_| {
             join_with_a_stolen_half(|| ());
