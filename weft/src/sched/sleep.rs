@@ -117,32 +117,36 @@
 //!
 //! ### Join stacks
 //!
-//! `join` leaves its second half on its seat's join
-//! stack (join_stack.rs), and only the push that makes that stack
-//! non-empty is followed by [`Sleep::notify_work`]; a push onto a stack
-//! that holds older halves (every nested `join`) makes no notify and no
-//! fence at all. Rule *covered-stack*: to the protocol a non-empty join
-//! stack is one queue, made visible by the notify of the push that made
-//! it non-empty, and made visible anew after every take from its top:
-//! a share (the owner moves its oldest half to its local queue with
-//! [`Sleep::notify_work`], whose fence also publishes the halves left
-//! behind, as a batch steal's notify does) or a forced steal (the thief
-//! notifies if halves remain: `WorkerThread::forced_out`). The owner
-//! shares at three points, each such a take and notify: answering a
-//! searcher's request, `join`'s outermost half (below), and a parallel
-//! loop's look between chunks while workers search, asked or not
-//! (worker/join_owner.rs, `offer_work`). Halves pushed
-//! in between go into a queue already visible: every look sees the whole
-//! stack, a look that sees it non-empty keeps its worker asking until it
-//! is taken down, and the cases above apply to the stack as to any queue.
-//! (One wake per push is what fan-out promises spawned tasks; a join's
-//! halves get one per stack and the last-searcher rule's cascade.) When
-//! the push that makes the stack non-empty is `join`'s outermost half
-//! (the local queue empty too: fork.rs, `Place`), the owner shares it at
-//! once instead of notifying: the share's own notify makes it visible on
+//! `join` leaves its second half on its seat's join stack (join_stack.rs),
+//! and only the push that makes that stack non-empty is followed by
+//! [`Sleep::notify_work`]; a push onto a stack that holds older halves
+//! (every nested `join`) makes no notify and no fence at all. Rule
+//! *covered-stack*: to the protocol a non-empty join stack is one queue,
+//! made visible by the notify of the push that made it non-empty, and made
+//! visible anew after every take from its top: a share (the owner moves its
+//! oldest half to its local queue with [`Sleep::notify_work`], whose fence
+//! also publishes the halves left behind, as a batch steal's notify does)
+//! or a forced steal (the thief notifies if halves remain:
+//! `WorkerThread::forced_out`). The owner shares at three points, each such
+//! a take and notify: answering a searcher's request, `join`'s outermost
+//! half (a loop's first split is one: below), and a parallel loop's look
+//! between chunks while workers search, asked or not (worker/join_owner.rs,
+//! `offer_work`). Halves pushed in between go into a queue already visible:
+//! every look sees the whole stack, a look that sees it non-empty keeps its
+//! worker asking until it is taken down, and the cases above apply to the
+//! stack as to any queue. (One wake per push is what fan-out promises
+//! spawned tasks; a join's halves get one per stack and the last-searcher
+//! rule's cascade.) When the push that makes the stack non-empty is
+//! `join`'s outermost half (the local queue empty too: fork.rs, `Place`),
+//! the owner may share it at once instead of notifying, when its hint says
+//! a thief may come and gain by it (worker/join_owner.rs,
+//! `thieves_may_come`: a relaxed read of the sleep word and two flags of
+//! the owner's own, which decide only which of the two paths is taken).
+//! Either keeps the rule: the share's own notify makes the half visible on
 //! the local queue (or a thief took it by force first, leaving nothing to
-//! make visible), and the stack is empty again, so the next push is again
-//! the one that makes it non-empty.
+//! make visible) and leaves the stack empty, so the next push is again the
+//! one that makes it non-empty; the notify covers it on the stack as any
+//! first push's does.
 //!
 //! The one race: a take from the top landing while the owner pushes, so
 //! that the stack the owner saw as non-empty is empty and its new half

@@ -110,14 +110,15 @@ pub(crate) struct WorkerThread {
     /// once even while no worker is idle (join_owner.rs,
     /// `thieves_may_come`).
     halves_taken: Cell<bool>,
-    /// Whether the last join half of this seat's that another worker ran,
-    /// since the job running now started, was over sooner than its
-    /// hand-over costs (latch.rs, `SHORT_RUN`): the outermost half then
-    /// stays on the join stack even while a worker is idle. Cleared as
-    /// each job starts (`execute`), so that a task is judged by its own
-    /// halves: rayon's 1,000-item sums called one after another from
-    /// outside, each its own task, took 1.4x rayon's time while the flag
-    /// outlived them, and the first half of each came back to its owner.
+    /// Whether the last join half of this seat's that another worker ran, since
+    /// the job running now started, was over sooner than its hand-over costs
+    /// (latch.rs, `SHORT_RUN`): the outermost half then stays on the join stack
+    /// even while a worker is idle. Cleared as each job starts (`execute`; a
+    /// job a wait runs inside a task clears it for the rest of that task too),
+    /// so that a task is judged by its own halves: rayon's 1,000-item sums
+    /// called one after another from outside, each its own task, took 1.4x
+    /// rayon's time while the flag outlived them: the root half of each
+    /// stayed on the join stack instead of going to the idle worker.
     halves_short: Cell<bool>,
 }
 
