@@ -2315,6 +2315,13 @@ fn map_filter_filter_map() {
             v.iter().filter(|&&x| x % m == 0).count(),
             "filter count ({ctx})"
         );
+        // Onto items already there: the pieces go after them, into room
+        // reserved once (copied in parallel blocks at the large size).
+        let mut extended = vec![u32::MAX; 3];
+        extended.par_extend(v.par_iter().filter(|&&x| x % m == 0).copied());
+        let mut expected = vec![u32::MAX; 3];
+        expected.extend(v.iter().filter(|&&x| x % m == 0).copied());
+        assert_eq!(extended, expected, "filter par_extend ({ctx})");
         let half = |x: u32| (x % 2 == 0).then_some(x / 2);
         assert_eq!(
             v.par_iter().filter_map(|&x| half(x)).collect::<Vec<_>>(),

@@ -449,6 +449,30 @@ fn vec_items_moved_into_a_parallel_loop_are_dropped_once() {
 }
 
 #[test]
+fn an_unindexed_collect_joins_large_pieces_moving_each_item_once() {
+    use weft::prelude::*;
+    let drops = AtomicUsize::new(0);
+    // 8 KiB items: 20 of the 40 kept are over the size at which the pieces
+    // are copied into the output by a parallel loop, in blocks that start
+    // inside pieces; 40 items split at once, into many pieces.
+    let collect = || {
+        (0..40usize)
+            .into_par_iter()
+            .filter(|i| i % 2 == 0)
+            .map(|i| (Dropped(&drops, i), [i as u64; 1024]))
+            .collect::<Vec<_>>()
+    };
+    for kept in [collect(), pool(2).install(collect)] {
+        assert_eq!(kept.len(), 20);
+        for (n, (item, payload)) in kept.iter().enumerate() {
+            assert_eq!(item.1, 2 * n);
+            assert!(payload.iter().all(|&x| x == 2 * n as u64));
+        }
+    }
+    assert_eq!(drops.load(Ordering::SeqCst), 40);
+}
+
+#[test]
 fn a_collect_that_panics_midway_drops_what_it_wrote() {
     use weft::prelude::*;
     let drops = AtomicUsize::new(0);

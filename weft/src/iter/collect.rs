@@ -5,9 +5,11 @@
 //! `zip`...) is collected into a `Vec` by writing each piece straight into
 //! its place in the output. One that does not (`filter`) collects each
 //! piece into a `Vec` of its own, and the pieces are joined, in order, once
-//! at the end. Other collections take each piece's `Vec` in turn; `Option`
-//! and `Result` stop at the first `None` or `Err`, and pairs of collections
-//! (from pairs or [`Either`](super::Either)s) live in `partition.rs`.
+//! at the end: one copy of each item, by the pool's workers together when
+//! the output is large. Other collections take each piece's `Vec` in turn;
+//! `Option` and `Result` stop at the first `None` or `Err`, and pairs of
+//! collections (from pairs or [`Either`](super::Either)s) live in
+//! `partition.rs`.
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap, HashSet, LinkedList, VecDeque};
@@ -19,7 +21,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use super::plumbing::{drive, keep, Consumer, Producer};
-use super::{IntoParallelIterator, ParallelIterator};
+use super::{IndexedParallelIterator, IntoParallelIterator, ParallelIterator, ParallelSliceMut};
 
 /// Building a collection from a parallel iterator (rayon's name): what
 /// [`ParallelIterator::collect`] calls.
@@ -64,15 +66,91 @@ impl<T: Send> ParallelExtend<T> for Vec<T> {
                     *self = pieces.pop_front().unwrap_or_default();
                     return;
                 }
-                // One copy of each item, into room reserved once.
-                self.reserve(pieces.iter().map(Vec::len).sum());
-                for mut piece in pieces {
-                    self.append(&mut piece);
-                }
+                append_pieces(self, pieces);
             }
         }
     }
 }
+
+/// Bytes of output under which the pieces are joined on the calling
+/// thread: one block of the parallel copy, about 5 us of `memcpy` with
+/// the page faults of fresh room. Under it a loop would run alone anyway.
+const PARALLEL_JOIN_MIN_BYTES: usize = 64 << 10;
+
+/// Moves every item of `pieces`, in order, to the end of `vec`: one copy
+/// of each, into room reserved once. A large output is copied in blocks
+/// by a parallel loop, so the pool's workers share the copy and the first
+/// touch of the new room, which the caller would otherwise do alone after
+/// the loop that made the pieces.
+fn append_pieces<T: Send>(vec: &mut Vec<T>, pieces: LinkedList<Vec<T>>) {
+    let total: usize = pieces.iter().map(Vec::len).sum();
+    vec.reserve(total);
+    let size = mem::size_of::<T>();
+    if size == 0 || pieces.len() < 2 || total * size < PARALLEL_JOIN_MIN_BYTES {
+        for mut piece in pieces {
+            vec.append(&mut piece);
+        }
+        return;
+    }
+    // Where each piece's items start in the output, and where they are.
+    let mut sources = Vec::with_capacity(pieces.len());
+    let mut at = 0;
+    for piece in &pieces {
+        sources.push((at, Source(piece.as_ptr())));
+        at += piece.len();
+    }
+    let block = PARALLEL_JOIN_MIN_BYTES / size;
+    let start = vec.len();
+    let room = &mut vec.spare_capacity_mut()[..total];
+    room.par_chunks_mut(block.max(1))
+        .enumerate()
+        .for_each(|(index, out)| {
+            let first = index * block;
+            // The last piece that starts at or before `first`.
+            let mut piece = sources.partition_point(|&(at, _)| at <= first) - 1;
+            let mut done = 0;
+            while done < out.len() {
+                let (piece_at, Source(items)) = sources[piece];
+                let piece_end = sources.get(piece + 1).map_or(total, |&(at, _)| at);
+                let from = first + done - piece_at;
+                let n = (piece_end - piece_at - from).min(out.len() - done);
+                // SAFETY: `from..from + n` lies inside the piece (its items
+                // are `piece_end - piece_at`), and `out[done..done + n]` inside
+                // this block; blocks are disjoint and each output index maps
+                // to one item, so each item is copied exactly once, into
+                // room nothing else reads or writes until the loop is over.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(
+                        items.add(from),
+                        out.as_mut_ptr().add(done).cast::<T>(),
+                        n,
+                    );
+                }
+                done += n;
+                piece += 1;
+            }
+        });
+    // SAFETY: the loop above wrote all `total` slots after `start` (the
+    // blocks cover them), and the items now live there alone: their pieces
+    // are emptied below without dropping them. Had the loop panicked, the
+    // length would stay as it was and the pieces would still own, and drop,
+    // every item.
+    unsafe { vec.set_len(start + total) };
+    for mut piece in pieces {
+        // SAFETY: every item of the piece was moved out above; what is left
+        // is its room, freed when the piece drops.
+        unsafe { piece.set_len(0) };
+    }
+}
+
+/// A piece's first item, read by the block that copies it.
+struct Source<T>(*const T);
+
+// SAFETY: blocks read disjoint items of the pieces, each once, and move
+// them (the items are `Send`); nothing writes the pieces meanwhile.
+unsafe impl<T: Send> Send for Source<T> {}
+// SAFETY: as for `Send`.
+unsafe impl<T: Send> Sync for Source<T> {}
 
 /// Every piece's items in a `Vec` of their own, the pieces in order.
 pub(crate) fn collect_pieces<I: ParallelIterator>(iter: &mut I) -> LinkedList<Vec<I::Item>> {
@@ -93,7 +171,7 @@ struct Pieces;
 impl<T: Send> Consumer<T> for Pieces {
     type Result = LinkedList<Vec<T>>;
     fn fold<It: Iterator<Item = T>>(&self, _offset: usize, items: It) -> Self::Result {
-        let piece: Vec<T> = items.collect();
+        let piece = pushed_onto(Vec::new(), items);
         let mut list = LinkedList::new();
         if !piece.is_empty() {
             list.push_back(piece);
@@ -112,12 +190,25 @@ impl<T: Send> Consumer<T> for Pieces {
     ) -> Self::Result {
         match left.back_mut() {
             Some(last) => {
-                last.extend(items);
+                *last = pushed_onto(mem::take(last), items);
                 left
             }
             None => self.fold(offset, items),
         }
     }
+}
+
+/// `piece` with `items` pushed onto its end. The `Vec` is a local moved in
+/// and out, and the items are pushed from the iterator's own `for_each`:
+/// with `extend` on the list's `Vec` instead, filter + collect's leaf loop
+/// kept the `Vec`'s length in memory and took 1.07x the samples of this
+/// one (docs/PARALLEL.md, "Session 28").
+fn pushed_onto<T>(mut piece: Vec<T>, items: impl Iterator<Item = T>) -> Vec<T> {
+    // The least the iterator promises, reserved once: an exact one (a
+    // `collect_vec_list` of a range) grows no more.
+    piece.reserve(items.size_hint().0);
+    items.for_each(|item| piece.push(item));
+    piece
 }
 
 /// Writes exactly `len` items into `vec`'s spare room, each piece into its
