@@ -82,7 +82,7 @@ const PARALLEL_JOIN_MIN_BYTES: usize = 64 << 10;
 /// by a parallel loop, so the pool's workers share the copy and the first
 /// touch of the new room, which the caller would otherwise do alone after
 /// the loop that made the pieces.
-fn append_pieces<T: Send>(vec: &mut Vec<T>, pieces: LinkedList<Vec<T>>) {
+pub(crate) fn append_pieces<T: Send>(vec: &mut Vec<T>, pieces: LinkedList<Vec<T>>) {
     let total: usize = pieces.iter().map(Vec::len).sum();
     vec.reserve(total);
     let size = mem::size_of::<T>();

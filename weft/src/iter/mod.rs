@@ -1750,8 +1750,8 @@ pub trait IndexedParallelIterator: ParallelIterator {
         left.clear();
         right.clear();
         let (a, b) = partition::unzip_pieces(self);
-        partition::append_side(left, a);
-        partition::append_side(right, b);
+        collect::append_pieces(left, a);
+        collect::append_pieces(right, b);
     }
 
     /// The indices of the items for which `predicate` holds, in order

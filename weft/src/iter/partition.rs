@@ -12,7 +12,7 @@ use std::collections::LinkedList;
 use std::marker::PhantomData;
 
 use super::adapters::ChainProducer;
-use super::collect::{FromParallelIterator, ParallelExtend};
+use super::collect::{append_pieces, FromParallelIterator, ParallelExtend};
 use super::plumbing::Consumer;
 use super::{IndexedParallelIterator, IntoParallelIterator, ParallelIterator};
 
@@ -244,21 +244,13 @@ where
     }
 }
 
-/// Appends one side's items to `vec`, in order, into room reserved once.
-pub(crate) fn append_side<T>(vec: &mut Vec<T>, side: LinkedList<Vec<T>>) {
-    vec.reserve(side.iter().map(Vec::len).sum());
-    for mut piece in side {
-        vec.append(&mut piece);
-    }
-}
-
 /// One side's `Vec`s as one `Vec`.
-fn joined<T>(mut side: LinkedList<Vec<T>>) -> Vec<T> {
+fn joined<T: Send>(mut side: LinkedList<Vec<T>>) -> Vec<T> {
     if side.len() == 1 {
         return side.pop_front().unwrap_or_default();
     }
     let mut all = Vec::new();
-    append_side(&mut all, side);
+    append_pieces(&mut all, side);
     all
 }
 
