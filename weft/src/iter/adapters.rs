@@ -396,6 +396,26 @@ where
             self.inner = Some((self.f)(outer).into_par_iter().into_seq());
         }
     }
+
+    /// Each inner iterator folded whole, by its own `fold`: a consumer that
+    /// folds its items (`sum`, `for_each`, `collect`'s push) runs the inner
+    /// loops as tight as the sequential `flat_map`, where `next` above
+    /// takes one item at a time across the two levels (a sum over a slice
+    /// per outer item took 1.7x rayon's time at 1 worker through `next`:
+    /// docs/PARALLEL.md, "Session 28").
+    fn fold<B, G>(self, init: B, mut fold: G) -> B
+    where
+        G: FnMut(B, Self::Item) -> B,
+    {
+        let FlatMapSeq { base, f, inner } = self;
+        let folded = match inner {
+            Some(inner) => inner.fold(init, &mut fold),
+            None => init,
+        };
+        base.fold(folded, |folded, outer| {
+            f(outer).into_par_iter().into_seq().fold(folded, &mut fold)
+        })
+    }
 }
 
 /// `iter.flatten()`: [`FlatMap`] with the identity, each item itself a
@@ -1240,4 +1260,27 @@ where
         }
     }
     forward_hints!();
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::prelude::*;
+
+    #[test]
+    fn flat_map_seq_folds_what_next_left() {
+        let expected: Vec<u32> = (0..5u32).flat_map(|i| 0..i).collect();
+        for taken in 0..=expected.len() {
+            let mut seq = (0..5u32)
+                .into_par_iter()
+                .flat_map(|i| (0..i).into_par_iter())
+                .into_seq();
+            // `next` leaves an inner iterator part way; `fold` goes on from it.
+            let mut items: Vec<u32> = seq.by_ref().take(taken).collect();
+            items = seq.fold(items, |mut items, item| {
+                items.push(item);
+                items
+            });
+            assert_eq!(items, expected, "after {taken} taken by next");
+        }
+    }
 }

@@ -336,4 +336,15 @@ where
             Either::Right(right) => right.size_hint(),
         }
     }
+    /// Through the side's own `fold`: its tightest loop, not one `match`
+    /// an item.
+    fn fold<B, G>(self, init: B, fold: G) -> B
+    where
+        G: FnMut(B, L::Item) -> B,
+    {
+        match self {
+            Either::Left(left) => left.fold(init, fold),
+            Either::Right(right) => right.fold(init, fold),
+        }
+    }
 }

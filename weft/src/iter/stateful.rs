@@ -251,6 +251,15 @@ where
     fn size_hint(&self) -> (usize, Option<usize>) {
         self.base.size_hint()
     }
+    /// Through the base's own `fold`, as std's `map` does, so a consumer
+    /// that folds runs the base's tightest loop.
+    fn fold<B, G>(self, init: B, mut fold: G) -> B
+    where
+        G: FnMut(B, R) -> B,
+    {
+        let WithState { base, mut state, f } = self;
+        base.fold(init, |folded, item| fold(folded, f(&mut state, item)))
+    }
 }
 
 // ------------------------------------------------------ fold, fold_with
