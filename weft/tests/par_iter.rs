@@ -1379,6 +1379,10 @@ fn by_value_items_are_dropped_exactly_once() {
             let out: Vec<Tracked> = items.into_par_iter().filter(|i| i.id % 3 == 0).collect();
             assert_eq!(ids(&out), (0..len).step_by(3).collect::<Vec<_>>(), "{ctx}");
         });
+        drops_once("rev collect", &|items| {
+            let out: Vec<Tracked> = items.into_par_iter().rev().collect();
+            assert_eq!(ids(&out), (0..len).rev().collect::<Vec<_>>(), "{ctx}");
+        });
         drops_once("take collect", &|items| {
             let out: Vec<Tracked> = items.into_par_iter().take(cut).collect();
             assert_eq!(ids(&out), (0..len.min(cut)).collect::<Vec<_>>(), "{ctx}");
@@ -1809,6 +1813,16 @@ fn a_panicking_drop_in_other_consumers_leaks_nothing() {
     every_bomb_dropped_once("collect", |bombs| {
         drop(bombs.into_par_iter().collect::<Vec<_>>());
     });
+    every_bomb_dropped_once("rev collect", |bombs| {
+        drop(bombs.into_par_iter().rev().collect::<Vec<_>>());
+    });
+    every_bomb_dropped_once("rev sum of ids", |bombs| {
+        bombs
+            .into_par_iter()
+            .rev()
+            .map(|bomb| bomb.id)
+            .sum::<usize>();
+    });
     every_bomb_dropped_once("filter collect", |bombs| {
         let kept: Vec<Bomb> = bombs
             .into_par_iter()
@@ -1988,6 +2002,59 @@ fn rev_step_by_and_chunks_against_std() {
             "rev ({ctx})"
         );
         assert_eq!(v.par_iter().rev().len(), len, "rev len ({ctx})");
+        // Each producer that reads backwards itself, under `rev`: ranges,
+        // slices (shared and mutable), and the one-to-one adapters above
+        // them (`map`, `copied`, `cloned`, `enumerate`, `with_min_len`).
+        assert_eq!(
+            (0..len as u64).into_par_iter().rev().collect::<Vec<_>>(),
+            (0..len as u64).rev().collect::<Vec<_>>(),
+            "range rev ({ctx})"
+        );
+        assert_eq!(
+            (0..len as u64)
+                .into_par_iter()
+                .rev()
+                .map(|x| x * 3)
+                .sum::<u64>(),
+            (0..len as u64).map(|x| x * 3).sum::<u64>(),
+            "range rev sum ({ctx})"
+        );
+        assert_eq!(
+            v.par_iter()
+                .map(|&x| u64::from(x) + 1)
+                .enumerate()
+                .with_min_len(2)
+                .rev()
+                .collect::<Vec<_>>(),
+            v.iter()
+                .map(|&x| u64::from(x) + 1)
+                .enumerate()
+                .rev()
+                .collect::<Vec<_>>(),
+            "map enumerate with_min_len rev ({ctx})"
+        );
+        assert_eq!(
+            v.par_iter().copied().rev().collect::<Vec<_>>(),
+            reversed,
+            "copied rev ({ctx})"
+        );
+        assert_eq!(
+            v.par_iter().cloned().rev().collect::<Vec<_>>(),
+            reversed,
+            "cloned rev ({ctx})"
+        );
+        let mut marked = v.clone();
+        marked
+            .par_iter_mut()
+            .rev()
+            .enumerate()
+            .for_each(|(i, x)| *x = x.wrapping_add(i as u32));
+        let expected: Vec<u32> = v
+            .iter()
+            .enumerate()
+            .map(|(i, &x)| x.wrapping_add((len - 1 - i) as u32))
+            .collect();
+        assert_eq!(marked, expected, "iter_mut rev enumerate ({ctx})");
         assert_eq!(
             v.par_iter().rev().rev().copied().collect::<Vec<_>>(),
             v,

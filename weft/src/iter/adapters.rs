@@ -92,6 +92,14 @@ where
     fn into_iter(self) -> Self::IntoIter {
         self.base.into_iter().map(self.f)
     }
+    fn fold_back<B, G>(self, init: B, mut fold: G) -> B
+    where
+        G: FnMut(B, R) -> B,
+    {
+        let f = self.f;
+        self.base
+            .fold_back(init, |folded, item| fold(folded, f(item)))
+    }
     fn min_len(&self) -> usize {
         self.base.min_len()
     }
@@ -564,6 +572,15 @@ macro_rules! by_value {
             fn into_iter(self) -> Self::IntoIter {
                 self.base.into_iter().$method()
             }
+            fn fold_back<B, F>(self, init: B, mut fold: F) -> B
+            where
+                F: FnMut(B, T) -> B,
+            {
+                // `Option`'s `copied` / `cloned`: the item by value.
+                self.base.fold_back(init, |folded, item| {
+                    fold(folded, Some(item).$method().unwrap())
+                })
+            }
             forward_hints!();
         }
     };
@@ -642,6 +659,16 @@ impl<P: Producer> Producer for EnumerateProducer<P> {
         // overflow stepping past it when `zip` asks it for one more.
         let end = self.offset + self.base.len();
         (self.offset..end).zip(self.base.into_iter())
+    }
+    fn fold_back<B, F>(self, init: B, mut fold: F) -> B
+    where
+        F: FnMut(B, Self::Item) -> B,
+    {
+        let mut index = self.offset + self.base.len();
+        self.base.fold_back(init, |folded, item| {
+            index -= 1;
+            fold(folded, (index, item))
+        })
     }
     forward_hints!();
 }
@@ -1030,6 +1057,12 @@ impl<P: Producer> Producer for HintedProducer<P> {
     }
     fn into_iter(self) -> Self::IntoIter {
         self.base.into_iter()
+    }
+    fn fold_back<B, F>(self, init: B, fold: F) -> B
+    where
+        F: FnMut(B, Self::Item) -> B,
+    {
+        self.base.fold_back(init, fold)
     }
     fn min_len(&self) -> usize {
         match self.hint {

@@ -282,7 +282,9 @@ impl<T: Send> Consumer<T> for Exact<T> {
             start: offset,
             len: 0,
         };
-        for item in items {
+        // The iterator's own `for_each`: a `rev` of a range or a slice reads
+        // backwards in it, where `next` splits an item off at a time.
+        items.for_each(|item| {
             let index = offset + written.len;
             assert!(
                 index < self.len,
@@ -292,7 +294,7 @@ impl<T: Send> Consumer<T> for Exact<T> {
             // range (pieces' base indexes are disjoint), written once.
             unsafe { (*self.target.0.add(index)).write(item) };
             written.len += 1;
-        }
+        });
         written
     }
     fn reduce(&self, left: Written<T>, right: Written<T>) -> Written<T> {

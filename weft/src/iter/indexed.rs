@@ -69,6 +69,13 @@ impl<P: Producer> Producer for RevProducer<P> {
             rest: Some(self.base),
         }
     }
+    /// The base read forwards.
+    fn fold_back<B, F>(self, init: B, fold: F) -> B
+    where
+        F: FnMut(B, P::Item) -> B,
+    {
+        self.base.into_iter().fold(init, fold)
+    }
     forward_hints!();
 }
 
@@ -96,6 +103,17 @@ impl<P: Producer> Iterator for RevIter<P> {
     fn size_hint(&self) -> (usize, Option<usize>) {
         let left = self.rest.as_ref().map_or(0, Producer::len);
         (left, Some(left))
+    }
+    /// What is left, through the base's `fold_back`: its own reversed
+    /// iterator where it has one.
+    fn fold<B, F>(self, init: B, fold: F) -> B
+    where
+        F: FnMut(B, P::Item) -> B,
+    {
+        match self.rest {
+            Some(rest) => rest.fold_back(init, fold),
+            None => init,
+        }
     }
 }
 

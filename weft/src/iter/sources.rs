@@ -87,6 +87,13 @@ macro_rules! ranges {
             fn into_iter(self) -> Range<$t> {
                 self.range
             }
+            #[inline]
+            fn fold_back<B, F>(self, init: B, fold: F) -> B
+            where
+                F: FnMut(B, $t) -> B,
+            {
+                self.range.rev().fold(init, fold)
+            }
         }
     )*};
 }
@@ -139,6 +146,13 @@ macro_rules! wide_ranges {
             #[inline]
             fn into_iter(self) -> Range<$t> {
                 self.range
+            }
+            #[inline]
+            fn fold_back<B, F>(self, init: B, fold: F) -> B
+            where
+                F: FnMut(B, $t) -> B,
+            {
+                self.range.rev().fold(init, fold)
             }
         }
     )*};
@@ -376,6 +390,12 @@ impl<'a, T: Sync> Producer for SliceProducer<'a, T> {
             SliceProducer { slice: right },
         )
     }
+    fn fold_back<B, F>(self, init: B, fold: F) -> B
+    where
+        F: FnMut(B, Self::Item) -> B,
+    {
+        self.slice.iter().rev().fold(init, fold)
+    }
     fn into_iter(self) -> Self::IntoIter {
         self.slice.iter()
     }
@@ -465,6 +485,12 @@ impl<'a, T: Send> Producer for SliceMutProducer<'a, T> {
             SliceMutProducer { slice: left },
             SliceMutProducer { slice: right },
         )
+    }
+    fn fold_back<B, F>(self, init: B, fold: F) -> B
+    where
+        F: FnMut(B, Self::Item) -> B,
+    {
+        self.slice.iter_mut().rev().fold(init, fold)
     }
     fn into_iter(self) -> Self::IntoIter {
         self.slice.iter_mut()
