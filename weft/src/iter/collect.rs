@@ -86,7 +86,7 @@ pub(crate) fn append_pieces<T: Send>(vec: &mut Vec<T>, pieces: LinkedList<Vec<T>
     let total: usize = pieces.iter().map(Vec::len).sum();
     vec.reserve(total);
     let size = mem::size_of::<T>();
-    if size == 0 || pieces.len() < 2 || total * size < PARALLEL_JOIN_MIN_BYTES {
+    if size == 0 || total * size < PARALLEL_JOIN_MIN_BYTES {
         for mut piece in pieces {
             vec.append(&mut piece);
         }

@@ -147,13 +147,6 @@ macro_rules! wide_ranges {
             fn into_iter(self) -> Range<$t> {
                 self.range
             }
-            #[inline]
-            fn fold_back<B, F>(self, init: B, fold: F) -> B
-            where
-                F: FnMut(B, $t) -> B,
-            {
-                self.range.rev().fold(init, fold)
-            }
         }
     )*};
 }
