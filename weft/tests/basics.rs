@@ -358,3 +358,100 @@ fn scope_spawn_from_a_helper_thread_after_close() {
         "scope spawn from a helper thread panicked after close"
     );
 }
+
+/// A pool of many more workers than cores dropped while other threads keep
+/// spawning into it through handles, while its start and stop hooks spawn,
+/// and while its tasks join and panic with payloads whose destructors panic
+/// (no panic handler: the worker drops them). Every task runs at most once,
+/// every task's closure is dropped exactly once (run, refused, or dropped
+/// unrun by the closing pool), and every hook's task runs.
+#[test]
+fn a_pool_dropped_amid_outside_spawns_spawning_hooks_and_bomb_payloads_loses_nothing() {
+    struct Bomb;
+    impl Drop for Bomb {
+        fn drop(&mut self) {
+            if !std::thread::panicking() {
+                panic!("the payload's destructor panics");
+            }
+        }
+    }
+    /// Counts its drop: one per task closure, however the task ends.
+    struct Token(Arc<AtomicUsize>);
+    impl Drop for Token {
+        fn drop(&mut self) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+    const WORKERS: usize = 64;
+    const SPAWNERS: usize = 4;
+    const TASKS: usize = 200;
+    for _ in 0..5 {
+        let hooks_ran = Arc::new(AtomicUsize::new(0));
+        let (on_start, on_stop) = (Arc::clone(&hooks_ran), Arc::clone(&hooks_ran));
+        let pool = weft::Pool::builder()
+            .workers(WORKERS)
+            .on_thread_start(move |_| {
+                let ran = Arc::clone(&on_start);
+                weft::spawn(move || {
+                    ran.fetch_add(1, Ordering::SeqCst);
+                });
+            })
+            .on_thread_stop(move |_| {
+                let ran = Arc::clone(&on_stop);
+                weft::spawn(move || {
+                    ran.fetch_add(1, Ordering::SeqCst);
+                });
+            })
+            .build()
+            .unwrap();
+        let runs: Arc<Vec<AtomicUsize>> =
+            Arc::new((0..SPAWNERS * TASKS).map(|_| AtomicUsize::new(0)).collect());
+        let tokens_dropped = Arc::new(AtomicUsize::new(0));
+        let spawners: Vec<_> = (0..SPAWNERS)
+            .map(|spawner| {
+                let handle = pool.handle();
+                let runs = Arc::clone(&runs);
+                let tokens_dropped = Arc::clone(&tokens_dropped);
+                std::thread::spawn(move || {
+                    for i in 0..TASKS {
+                        let id = spawner * TASKS + i;
+                        let token = Token(Arc::clone(&tokens_dropped));
+                        let runs = Arc::clone(&runs);
+                        let task = move || {
+                            let _token = token;
+                            runs[id].fetch_add(1, Ordering::SeqCst);
+                            let (a, b) = weft::join(|| id, || id + 1);
+                            assert_eq!(a + 1, b);
+                            if id % 7 == 0 {
+                                std::panic::panic_any(Bomb);
+                            }
+                        };
+                        if let Err(refused) = handle.spawn(task) {
+                            assert!(refused.is_closed());
+                            drop(refused.into_inner());
+                        }
+                    }
+                })
+            })
+            .collect();
+        std::thread::yield_now();
+        drop(pool);
+        for spawner in spawners {
+            spawner.join().unwrap();
+        }
+        assert!(
+            runs.iter().all(|runs| runs.load(Ordering::SeqCst) <= 1),
+            "a task ran twice"
+        );
+        assert_eq!(
+            tokens_dropped.load(Ordering::SeqCst),
+            SPAWNERS * TASKS,
+            "a task's closure was leaked or dropped twice"
+        );
+        assert_eq!(
+            hooks_ran.load(Ordering::SeqCst),
+            2 * WORKERS,
+            "a hook's task did not run"
+        );
+    }
+}
