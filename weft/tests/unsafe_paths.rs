@@ -473,6 +473,51 @@ fn an_unindexed_collect_joins_large_pieces_moving_each_item_once() {
 }
 
 #[test]
+fn items_over_a_join_block_are_joined_each_once() {
+    use weft::prelude::*;
+    // Items of 72 KiB, each over the 64 KiB block of the parallel join: a
+    // block of one item each. Every unindexed way into that join: a
+    // `par_extend` onto a non-empty `Vec`, a `collect` of several pieces,
+    // `partition` and `unzip`.
+    type Big<'a> = (Dropped<'a>, [u64; 9 * 1024]);
+    let drops = AtomicUsize::new(0);
+    let big = |i: usize| -> Big<'_> { (Dropped(&drops, i), [i as u64; 9 * 1024]) };
+    let check = |items: &[Big<'_>], ids: &[usize]| {
+        assert_eq!(items.iter().map(|(d, _)| d.1).collect::<Vec<_>>(), ids);
+        for (d, payload) in items {
+            assert!(payload.iter().all(|&x| x == d.1 as u64));
+        }
+    };
+    pool(2).install(|| {
+        let mut extended = vec![big(100)];
+        extended.par_extend((0..3usize).into_par_iter().filter(|_| true).map(big));
+        check(&extended, &[100, 0, 1, 2]);
+        let collected: Vec<Big<'_>> = (0..3usize)
+            .into_par_iter()
+            .with_max_len(1)
+            .filter(|_| true)
+            .map(big)
+            .collect();
+        check(&collected, &[0, 1, 2]);
+        let (even, odd): (Vec<Big<'_>>, Vec<Big<'_>>) = (0..4usize)
+            .into_par_iter()
+            .with_max_len(1)
+            .map(big)
+            .partition(|(d, _)| d.1 % 2 == 0);
+        check(&even, &[0, 2]);
+        check(&odd, &[1, 3]);
+        let (left, right): (Vec<Big<'_>>, Vec<Big<'_>>) = (0..2usize)
+            .into_par_iter()
+            .filter(|_| true)
+            .map(|i| (big(i), big(10 + i)))
+            .unzip();
+        check(&left, &[0, 1]);
+        check(&right, &[10, 11]);
+    });
+    assert_eq!(drops.load(Ordering::SeqCst), 4 + 3 + 4 + 4);
+}
+
+#[test]
 fn a_collect_that_panics_midway_drops_what_it_wrote() {
     use weft::prelude::*;
     let drops = AtomicUsize::new(0);

@@ -99,10 +99,13 @@ pub(crate) fn append_pieces<T: Send>(vec: &mut Vec<T>, pieces: LinkedList<Vec<T>
         sources.push((at, Source(piece.as_ptr())));
         at += piece.len();
     }
-    let block = PARALLEL_JOIN_MIN_BYTES / size;
+    // Items of a block; one where an item alone is over the block's bytes.
+    // The chunks and `first` below must use this same count: with a block
+    // of 0 items every chunk would copy the first item.
+    let block = (PARALLEL_JOIN_MIN_BYTES / size).max(1);
     let start = vec.len();
     let room = &mut vec.spare_capacity_mut()[..total];
-    room.par_chunks_mut(block.max(1))
+    room.par_chunks_mut(block)
         .enumerate()
         .for_each(|(index, out)| {
             let first = index * block;
