@@ -3030,6 +3030,38 @@ fn fold_with_try_fold_and_try_fold_with() {
 }
 
 #[test]
+fn a_reversed_map_init_makes_a_state_per_piece_not_per_item() {
+    // A pool of one worker, called inside it: no thief splits the loop, so
+    // it runs as a few pieces, each of which makes one state, reversed or
+    // not (a reversed piece once split off an item at a time, each with a
+    // state of its own).
+    let pool = weft::Builder::new().workers(1).build().unwrap();
+    for reversed in [false, true] {
+        let inits = AtomicUsize::new(0);
+        let items: Vec<u64> = pool.install(|| {
+            let mapped = (0..10_000u64)
+                .into_par_iter()
+                .map_init(|| inits.fetch_add(1, Ordering::Relaxed), |_, x| x);
+            if reversed {
+                mapped.rev().collect()
+            } else {
+                mapped.collect()
+            }
+        });
+        let mut expected: Vec<u64> = (0..10_000).collect();
+        if reversed {
+            expected.reverse();
+        }
+        assert_eq!(items, expected, "reversed: {reversed}");
+        let inits = inits.into_inner();
+        assert!(
+            inits <= 64,
+            "reversed: {reversed}, {inits} states for 10,000 items"
+        );
+    }
+}
+
+#[test]
 fn map_with_map_init_inspect_update_against_std() {
     check("map_with_map_init_inspect_update_against_std", |case| {
         let ctx = case.to_string();
@@ -3073,6 +3105,27 @@ fn map_with_map_init_inspect_update_against_std() {
         assert!(
             inits.load(Ordering::Relaxed) <= v.len().max(1),
             "map_init inits ({ctx})"
+        );
+        // Reversed, a piece keeps one state too: its counter counts up
+        // along the piece (the reversed output) as it does forwards.
+        let counts: Vec<(usize, u32)> = v
+            .par_iter()
+            .map_with(0usize, |seen, &x| {
+                *seen += 1;
+                (*seen, x)
+            })
+            .rev()
+            .collect();
+        assert!(
+            counts.iter().map(|&(_, x)| x).eq(v.iter().rev().copied()),
+            "map_with rev ({ctx})"
+        );
+        assert!(
+            counts
+                .iter()
+                .enumerate()
+                .all(|(i, &(seen, _))| seen <= i + 1),
+            "map_with rev state per piece ({ctx})"
         );
         assert_eq!(
             v.par_iter()

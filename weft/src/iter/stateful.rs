@@ -226,6 +226,17 @@ where
             f: self.f,
         }
     }
+    /// One state for the whole piece, read backwards through the base, as
+    /// the forward fold makes one: the default way splits off an item at a
+    /// time, each a piece with a state of its own (`init` per item).
+    fn fold_back<B, G>(self, init: B, mut fold: G) -> B
+    where
+        G: FnMut(B, R) -> B,
+    {
+        let (mut state, f) = (self.seed.state(), self.f);
+        self.base
+            .fold_back(init, |folded, item| fold(folded, f(&mut state, item)))
+    }
     forward_hints!(folds_leaves_whole: true);
 }
 
