@@ -4,7 +4,9 @@
 //! slow (sleeping) items, and, called from a task inside the pool (the rows
 //! named `in-pool`), many small loops in a row, word counts by
 //! `fold`/`reduce` into `HashMap`s, an unindexed `filter` + `collect`, and a
-//! parallel loop inside each item of another. weft and rayon run the very same source, expanded
+//! parallel loop inside each item of another; and (everyday.rs) the shapes
+//! of everyday programs: stencils, early matches, sorts by key, matrix rows,
+//! histograms, text, chains of adapters, map + reduce. weft and rayon run the very same source, expanded
 //! twice by [`parallel_loops!`] with `weft::prelude::*` in one module and
 //! `rayon::prelude::*` in the other; the `std` row runs the same loops as
 //! plain sequential `std::iter` code, on the calling thread.
@@ -68,6 +70,8 @@ macro_rules! on_peer {
         }
     };
 }
+
+mod everyday;
 
 pub fn cases() -> Vec<Case> {
     let sum_1k = Case {
@@ -215,6 +219,9 @@ pub fn cases() -> Vec<Case> {
             ..map_collect
         },
     ]
+    .into_iter()
+    .chain(everyday::cases())
+    .collect()
 }
 
 /// Timed runs per child process; the child reports the run of median wall
