@@ -1082,8 +1082,24 @@ fn str_sources_against_std() {
             text.split_ascii_whitespace().collect::<Vec<_>>(),
             "par_split_ascii_whitespace ({ctx})"
         );
-        // The edges the random text may miss: a separator at either end.
-        for edge in [",", ",,", "a,", ",a", "\n", "a\n", "\r\n", "a\r", ""] {
+        // The edges the random text may miss: a separator at either end,
+        // runs of whitespace, whitespace that is not ASCII (a vertical tab
+        // is for `char::is_whitespace` only; U+3000 is three bytes).
+        for edge in [
+            ",",
+            ",,",
+            "a,",
+            ",a",
+            "\n",
+            "a\n",
+            "\r\n",
+            "a\r",
+            "",
+            " ",
+            "  a  b ",
+            "a\u{0B}b",
+            "\u{3000}a\u{3000}\u{3000}é b\t",
+        ] {
             let what = format!("{edge:?} ({ctx})");
             assert_eq!(
                 edge.par_split(',').collect::<Vec<_>>(),
@@ -1099,6 +1115,16 @@ fn str_sources_against_std() {
                 edge.par_lines().collect::<Vec<_>>(),
                 edge.lines().collect::<Vec<_>>(),
                 "par_lines {what}"
+            );
+            assert_eq!(
+                edge.par_split_whitespace().collect::<Vec<_>>(),
+                edge.split_whitespace().collect::<Vec<_>>(),
+                "par_split_whitespace {what}"
+            );
+            assert_eq!(
+                edge.par_split_ascii_whitespace().collect::<Vec<_>>(),
+                edge.split_ascii_whitespace().collect::<Vec<_>>(),
+                "par_split_ascii_whitespace {what}"
             );
         }
         // Pieces flat-mapped run the sequential path.

@@ -131,9 +131,10 @@ pub use stateful::{
     TryFoldWith, WithState,
 };
 pub use strings::{
-    Bytes, CharIndices, CharIndicesProducer, CharPattern, Chars, EncodeUtf16, Lines, MatchIndices,
-    MatchIndicesIter, MatchIndicesProducer, Matches, OffsetCharIndices, ParallelString, PatternRef,
-    Split, SplitInclusive, SplitIter, SplitProducer, SplitSeq, SplitWhitespace, Utf16Units,
+    AsciiWhitespace, Bytes, CharIndices, CharIndicesProducer, CharPattern, Chars, EncodeUtf16,
+    Lines, MatchIndices, MatchIndicesIter, MatchIndicesProducer, Matches, OffsetCharIndices,
+    ParallelString, PatternRef, Split, SplitAsciiWhitespace, SplitInclusive, SplitIter,
+    SplitProducer, SplitSeq, SplitWhitespace, Utf16Units, Whitespace,
 };
 
 pub use walk_tree::{

@@ -12,7 +12,7 @@
 
 use super::plumbing::Producer;
 use super::sources::Iter;
-use super::{Chain, Copied, Filter, FlatMapIter, Map, OptionIter, ParallelIterator};
+use super::{Chain, Copied, FlatMapIter, Map, OptionIter, ParallelIterator};
 
 /// The first char boundary at or after `index` (at most 3 bytes on).
 fn boundary_from(text: &str, index: usize) -> usize {
@@ -124,11 +124,82 @@ pub type Bytes<'a> = Copied<Iter<'a, u8>>;
 pub trait CharPattern: Sync + Send {
     /// Whether `c` is a separator.
     fn matches(&self, c: char) -> bool;
+
+    /// The byte index and length of the first separator in `text`, char
+    /// by char through [`matches`](CharPattern::matches) unless the pattern
+    /// knows a faster search (a single char searches bytes, as `str::find`
+    /// does).
+    #[inline]
+    fn find_in(&self, text: &str) -> Option<(usize, usize)> {
+        text.char_indices()
+            .find(|&(_, c)| self.matches(c))
+            .map(|(at, c)| (at, c.len_utf8()))
+    }
+
+    /// As [`find_in`](CharPattern::find_in), the last separator in `text`.
+    #[inline]
+    fn rfind_in(&self, text: &str) -> Option<(usize, usize)> {
+        text.char_indices()
+            .rev()
+            .find(|&(_, c)| self.matches(c))
+            .map(|(at, c)| (at, c.len_utf8()))
+    }
 }
 
+/// A single char: `str::find`'s byte search (a `memchr` for the char's
+/// last byte), where the char-by-char way decoded every char of a line
+/// (`par_lines` took 1.1x rayon's time: docs/PARALLEL.md, "Session 29").
 impl CharPattern for char {
+    #[inline]
     fn matches(&self, c: char) -> bool {
         *self == c
+    }
+    #[inline]
+    fn find_in(&self, text: &str) -> Option<(usize, usize)> {
+        text.find(*self).map(|at| (at, self.len_utf8()))
+    }
+    #[inline]
+    fn rfind_in(&self, text: &str) -> Option<(usize, usize)> {
+        text.rfind(*self).map(|at| (at, self.len_utf8()))
+    }
+}
+
+/// `char::is_whitespace` as a pattern ([`ParallelString::par_split_whitespace`]):
+/// a type of its own, so that the test is inlined into the search where a
+/// function pointer is called once per char (1.6x rayon's time: docs/PARALLEL.md,
+/// "Session 29").
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Whitespace;
+
+impl CharPattern for Whitespace {
+    #[inline]
+    fn matches(&self, c: char) -> bool {
+        c.is_whitespace()
+    }
+}
+
+/// `char::is_ascii_whitespace` as a pattern
+/// ([`ParallelString::par_split_ascii_whitespace`]), searched byte by
+/// byte: no byte of a multi-byte char is ASCII.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct AsciiWhitespace;
+
+impl CharPattern for AsciiWhitespace {
+    #[inline]
+    fn matches(&self, c: char) -> bool {
+        c.is_ascii_whitespace()
+    }
+    #[inline]
+    fn find_in(&self, text: &str) -> Option<(usize, usize)> {
+        text.bytes()
+            .position(|b| b.is_ascii_whitespace())
+            .map(|at| (at, 1))
+    }
+    #[inline]
+    fn rfind_in(&self, text: &str) -> Option<(usize, usize)> {
+        text.bytes()
+            .rposition(|b| b.is_ascii_whitespace())
+            .map(|at| (at, 1))
     }
 }
 
@@ -159,9 +230,12 @@ impl<F: Fn(char) -> bool + Sync + Send> CharPattern for F {
 /// `text.par_split(separator)`: the pieces between separators, in order,
 /// as `str::split` gives them (empty ones included); with `INCLUSIVE`
 /// ([`SplitInclusive`]), each piece with the separator that ends it, as
-/// `str::split_inclusive` gives them.
+/// `str::split_inclusive` gives them; with `NON_EMPTY`
+/// ([`SplitWhitespace`]), the pieces that are not empty (a `filter` would
+/// call its predicate through a function pointer, since the type names
+/// it).
 #[derive(Clone, Debug)]
-pub struct Split<'a, P, const INCLUSIVE: bool = false> {
+pub struct Split<'a, P, const INCLUSIVE: bool = false, const NON_EMPTY: bool = false> {
     /// `None`: no piece at all, where `Some("")` has one empty piece
     /// (none when `INCLUSIVE`).
     text: Option<&'a str>,
@@ -178,56 +252,62 @@ pub type SplitInclusive<'a, P> = Split<'a, P, true>;
 /// `INCLUSIVE`) or at the end, or nothing at all (`None`), which yields no
 /// piece, not even an empty one.
 #[derive(Debug)]
-pub struct SplitProducer<'a, 'p, P, const INCLUSIVE: bool = false> {
+pub struct SplitProducer<'a, 'p, P, const INCLUSIVE: bool = false, const NON_EMPTY: bool = false> {
     text: Option<&'a str>,
     separator: &'p P,
 }
 
 /// The sequential iterator of a [`Split`] piece.
 #[derive(Debug)]
-pub struct SplitIter<'a, 'p, P, const INCLUSIVE: bool = false> {
+pub struct SplitIter<'a, 'p, P, const INCLUSIVE: bool = false, const NON_EMPTY: bool = false> {
     rest: Option<&'a str>,
     separator: &'p P,
 }
 
-impl<'a, P: CharPattern, const INCLUSIVE: bool> Iterator for SplitIter<'a, '_, P, INCLUSIVE> {
+impl<'a, P: CharPattern, const INCLUSIVE: bool, const NON_EMPTY: bool> Iterator
+    for SplitIter<'a, '_, P, INCLUSIVE, NON_EMPTY>
+{
     type Item = &'a str;
     fn next(&mut self) -> Option<&'a str> {
-        let text = self.rest?;
-        if INCLUSIVE && text.is_empty() {
-            // What follows a last separator: no piece.
-            self.rest = None;
-            return None;
-        }
-        let found = text
-            .char_indices()
-            .find(|&(_, c)| self.separator.matches(c));
-        Some(match found {
-            Some((at, c)) => {
-                let after = at + c.len_utf8();
-                self.rest = Some(&text[after..]);
-                &text[..if INCLUSIVE { after } else { at }]
-            }
-            None => {
+        loop {
+            let text = self.rest?;
+            if INCLUSIVE && text.is_empty() {
+                // What follows a last separator: no piece.
                 self.rest = None;
-                text
+                return None;
             }
-        })
+            let piece = match self.separator.find_in(text) {
+                Some((at, len)) => {
+                    let after = at + len;
+                    self.rest = Some(&text[after..]);
+                    &text[..if INCLUSIVE { after } else { at }]
+                }
+                None => {
+                    self.rest = None;
+                    text
+                }
+            };
+            if !(NON_EMPTY && piece.is_empty()) {
+                return Some(piece);
+            }
+        }
     }
 }
 
 /// The sequential iterator of a whole [`Split`], when it runs
 /// sequentially (where a `flat_map`'s inner iterator folds whole).
 #[derive(Debug)]
-pub struct SplitSeq<'a, P, const INCLUSIVE: bool = false> {
+pub struct SplitSeq<'a, P, const INCLUSIVE: bool = false, const NON_EMPTY: bool = false> {
     rest: Option<&'a str>,
     separator: P,
 }
 
-impl<'a, P: CharPattern, const INCLUSIVE: bool> Iterator for SplitSeq<'a, P, INCLUSIVE> {
+impl<'a, P: CharPattern, const INCLUSIVE: bool, const NON_EMPTY: bool> Iterator
+    for SplitSeq<'a, P, INCLUSIVE, NON_EMPTY>
+{
     type Item = &'a str;
     fn next(&mut self) -> Option<&'a str> {
-        let mut piece = SplitIter::<P, INCLUSIVE> {
+        let mut piece = SplitIter::<P, INCLUSIVE, NON_EMPTY> {
             rest: self.rest,
             separator: &self.separator,
         };
@@ -237,14 +317,16 @@ impl<'a, P: CharPattern, const INCLUSIVE: bool> Iterator for SplitSeq<'a, P, INC
     }
 }
 
-impl<'a, P: CharPattern, const INCLUSIVE: bool> ParallelIterator for Split<'a, P, INCLUSIVE> {
+impl<'a, P: CharPattern, const INCLUSIVE: bool, const NON_EMPTY: bool> ParallelIterator
+    for Split<'a, P, INCLUSIVE, NON_EMPTY>
+{
     type Item = &'a str;
     type Producer<'b>
-        = SplitProducer<'a, 'b, P, INCLUSIVE>
+        = SplitProducer<'a, 'b, P, INCLUSIVE, NON_EMPTY>
     where
         Self: 'b;
-    type Seq = SplitSeq<'a, P, INCLUSIVE>;
-    fn producer(&mut self) -> SplitProducer<'a, '_, P, INCLUSIVE> {
+    type Seq = SplitSeq<'a, P, INCLUSIVE, NON_EMPTY>;
+    fn producer(&mut self) -> SplitProducer<'a, '_, P, INCLUSIVE, NON_EMPTY> {
         SplitProducer {
             text: self.text,
             separator: &self.separator,
@@ -258,11 +340,11 @@ impl<'a, P: CharPattern, const INCLUSIVE: bool> ParallelIterator for Split<'a, P
     }
 }
 
-impl<'a, 'p, P: CharPattern, const INCLUSIVE: bool> Producer
-    for SplitProducer<'a, 'p, P, INCLUSIVE>
+impl<'a, 'p, P: CharPattern, const INCLUSIVE: bool, const NON_EMPTY: bool> Producer
+    for SplitProducer<'a, 'p, P, INCLUSIVE, NON_EMPTY>
 {
     type Item = &'a str;
-    type IntoIter = SplitIter<'a, 'p, P, INCLUSIVE>;
+    type IntoIter = SplitIter<'a, 'p, P, INCLUSIVE, NON_EMPTY>;
     fn len(&self) -> usize {
         self.text.map_or(0, str::len)
     }
@@ -279,14 +361,13 @@ impl<'a, 'p, P: CharPattern, const INCLUSIVE: bool> Producer
         // it belongs to neither side, or to the left one when
         // `INCLUSIVE`. With none, the text is one piece.
         let at = boundary_from(text, index);
-        let is_separator = |&(_, c): &(usize, char)| separator.matches(c);
-        let after = text[at..].char_indices().find(is_separator);
-        let found = after
-            .map(|(offset, c)| (at + offset, c))
-            .or_else(|| text[..at].char_indices().rev().find(is_separator));
+        let found = separator
+            .find_in(&text[at..])
+            .map(|(offset, len)| (at + offset, len))
+            .or_else(|| separator.rfind_in(&text[..at]));
         match found {
-            Some((cut, c)) => {
-                let right = cut + c.len_utf8();
+            Some((cut, len)) => {
+                let right = cut + len;
                 let left = if INCLUSIVE { right } else { cut };
                 (
                     SplitProducer {
@@ -318,8 +399,17 @@ impl<'a, 'p, P: CharPattern, const INCLUSIVE: bool> Producer
 pub struct PatternRef<'p, P>(&'p P);
 
 impl<P: CharPattern> CharPattern for PatternRef<'_, P> {
+    #[inline]
     fn matches(&self, c: char) -> bool {
         self.0.matches(c)
+    }
+    #[inline]
+    fn find_in(&self, text: &str) -> Option<(usize, usize)> {
+        self.0.find_in(text)
+    }
+    #[inline]
+    fn rfind_in(&self, text: &str) -> Option<(usize, usize)> {
+        self.0.rfind_in(text)
     }
 }
 
@@ -439,23 +529,15 @@ fn utf16_units(c: char) -> Utf16Units {
 
 /// `text.par_split_whitespace()`: the non-empty pieces between runs of
 /// whitespace.
-pub type SplitWhitespace<'a> = Filter<Split<'a, fn(char) -> bool>, fn(&&'a str) -> bool>;
+pub type SplitWhitespace<'a> = Split<'a, Whitespace, false, true>;
+
+/// `text.par_split_ascii_whitespace()`: the non-empty pieces between runs
+/// of ASCII whitespace.
+pub type SplitAsciiWhitespace<'a> = Split<'a, AsciiWhitespace, false, true>;
 
 /// `text.par_lines()`: the lines, without their `\n` or `\r\n`, as
 /// `str::lines` gives them.
 pub type Lines<'a> = Chain<Map<Split<'a, char>, fn(&'a str) -> &'a str>, OptionIter<&'a str>>;
-
-fn is_whitespace(c: char) -> bool {
-    c.is_whitespace()
-}
-
-fn is_ascii_whitespace(c: char) -> bool {
-    c.is_ascii_whitespace()
-}
-
-fn not_empty(piece: &&str) -> bool {
-    !piece.is_empty()
-}
 
 fn without_cr(line: &str) -> &str {
     line.strip_suffix('\r').unwrap_or(line)
@@ -633,15 +715,19 @@ pub trait ParallelString {
     /// The non-empty pieces between runs of whitespace
     /// (`str::split_whitespace`).
     fn par_split_whitespace(&self) -> SplitWhitespace<'_> {
-        self.par_split(is_whitespace as fn(char) -> bool)
-            .filter(not_empty as fn(&&str) -> bool)
+        Split {
+            text: Some(self.as_parallel_string()),
+            separator: Whitespace,
+        }
     }
 
     /// The non-empty pieces between runs of ASCII whitespace
     /// (`str::split_ascii_whitespace`).
-    fn par_split_ascii_whitespace(&self) -> SplitWhitespace<'_> {
-        self.par_split(is_ascii_whitespace as fn(char) -> bool)
-            .filter(not_empty as fn(&&str) -> bool)
+    fn par_split_ascii_whitespace(&self) -> SplitAsciiWhitespace<'_> {
+        Split {
+            text: Some(self.as_parallel_string()),
+            separator: AsciiWhitespace,
+        }
     }
 }
 
