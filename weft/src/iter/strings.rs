@@ -434,12 +434,14 @@ pub struct MatchIndicesProducer<'a, 'p, P> {
 }
 
 /// The sequential iterator over the matches in a piece of text (`Q`, the
-/// pattern, borrowed or owned) that starts at byte `start` of the whole.
+/// pattern, borrowed or owned) that starts at byte `start` of the whole,
+/// found by the pattern's own search ([`CharPattern::find_in`]).
 #[derive(Debug)]
 pub struct MatchIndicesIter<'a, Q> {
     text: &'a str,
     start: usize,
-    chars: std::str::CharIndices<'a>,
+    /// Where in `text` the search goes on.
+    at: usize,
     pattern: Q,
 }
 
@@ -448,7 +450,7 @@ impl<'a, Q> MatchIndicesIter<'a, Q> {
         MatchIndicesIter {
             text,
             start,
-            chars: text.char_indices(),
+            at: 0,
             pattern,
         }
     }
@@ -457,9 +459,10 @@ impl<'a, Q> MatchIndicesIter<'a, Q> {
 impl<'a, Q: CharPattern> Iterator for MatchIndicesIter<'a, Q> {
     type Item = (usize, &'a str);
     fn next(&mut self) -> Option<(usize, &'a str)> {
-        let pattern = &self.pattern;
-        let (at, c) = self.chars.find(|&(_, c)| pattern.matches(c))?;
-        Some((self.start + at, &self.text[at..at + c.len_utf8()]))
+        let (offset, len) = self.pattern.find_in(&self.text[self.at..])?;
+        let found = self.at + offset;
+        self.at = found + len;
+        Some((self.start + found, &self.text[found..self.at]))
     }
 }
 
