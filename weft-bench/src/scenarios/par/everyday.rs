@@ -9,7 +9,9 @@
 
 use std::hint::black_box;
 
-use super::{hash, median_run, ms, on_rayon, on_weft, Loops, Sequential, PAR, RUNS_PER_CHILD};
+use super::{
+    hash, median_call, median_run, ms, on_rayon, on_weft, Loops, Sequential, PAR, RUNS_PER_CHILD,
+};
 use crate::scenarios::{ns_per, Case, Measured};
 use crate::scheds::SchedKind;
 use crate::work::Rng;
@@ -507,14 +509,7 @@ fn histogram<L: Everyday>(workers: usize, mib: usize) -> Measured {
         .collect();
     let expected = Sequential::histogram(&bytes);
     let check = |counts: Vec<u64>| assert!(counts == expected, "histogram: a count differs");
-    let (wall, cpu) = median_run::<L, _, _>(
-        workers,
-        RUNS_PER_CHILD,
-        || check(L::histogram(&bytes)),
-        || (),
-        |()| L::histogram(&bytes),
-        check,
-    );
+    let (wall, cpu) = median_call::<L, _>(workers, || L::histogram(&bytes), check);
     Measured::new(wall, cpu, ms(wall)).with("bytes", bytes.len() as f64)
 }
 
@@ -530,14 +525,7 @@ fn line_sums<L: Everyday>(workers: usize, lines: usize) -> Measured {
         .collect();
     let expected = Sequential::line_sums(&text);
     let check = |sum: u64| assert_eq!(sum, expected, "strings lines: wrong sum");
-    let (wall, cpu) = median_run::<L, _, _>(
-        workers,
-        RUNS_PER_CHILD,
-        || check(L::line_sums(&text)),
-        || (),
-        |()| L::line_sums(&text),
-        check,
-    );
+    let (wall, cpu) = median_call::<L, _>(workers, || L::line_sums(&text), check);
     Measured::new(wall, cpu, ms(wall))
         .with("lines", lines as f64)
         .with("bytes", text.len() as f64)
@@ -547,14 +535,7 @@ fn long_words<L: Everyday>(workers: usize, lines: usize) -> Measured {
     let text = super::word_lines(lines).join("\n");
     let expected = Sequential::long_words(&text);
     let check = |count: usize| assert_eq!(count, expected, "strings words: wrong count");
-    let (wall, cpu) = median_run::<L, _, _>(
-        workers,
-        RUNS_PER_CHILD,
-        || check(L::long_words(&text)),
-        || (),
-        |()| L::long_words(&text),
-        check,
-    );
+    let (wall, cpu) = median_call::<L, _>(workers, || L::long_words(&text), check);
     Measured::new(wall, cpu, ms(wall))
         .with("bytes", text.len() as f64)
         .with("long_words", expected as f64)
@@ -566,27 +547,13 @@ fn chained<L: Everyday>(workers: usize, n: usize) -> Measured {
     let b: Vec<u32> = (0..n).map(|_| rng.next_u64() as u32).collect();
     let expected = Sequential::chained(&a, &b);
     let check = |sum: u64| assert_eq!(sum, expected, "chained: wrong sum");
-    let (wall, cpu) = median_run::<L, _, _>(
-        workers,
-        RUNS_PER_CHILD,
-        || check(L::chained(&a, &b)),
-        || (),
-        |()| L::chained(&a, &b),
-        check,
-    );
+    let (wall, cpu) = median_call::<L, _>(workers, || L::chained(&a, &b), check);
     Measured::new(wall, cpu, ms(wall)).with("elements", n as f64)
 }
 
 fn map_reduce<L: Everyday>(workers: usize, n: usize) -> Measured {
     let expected = Sequential::map_reduce(n);
     let check = |spread: Spread| assert_eq!(spread, expected, "map-reduce: wrong spread");
-    let (wall, cpu) = median_run::<L, _, _>(
-        workers,
-        RUNS_PER_CHILD,
-        || check(L::map_reduce(n)),
-        || (),
-        |()| L::map_reduce(n),
-        check,
-    );
+    let (wall, cpu) = median_call::<L, _>(workers, || L::map_reduce(n), check);
     Measured::new(wall, cpu, ms(wall)).with("elements", n as f64)
 }

@@ -598,6 +598,24 @@ fn median_run<L: Loops, I, R>(
     times[runs / 2]
 }
 
+/// [`median_run`] of one call that needs no input made per run: `call`
+/// runs once untimed as the warm-up, then is timed, and every output goes
+/// to `check`.
+fn median_call<L: Loops, R>(
+    workers: usize,
+    call: impl Fn() -> R,
+    check: impl Fn(R),
+) -> (Duration, Duration) {
+    median_run::<L, _, _>(
+        workers,
+        RUNS_PER_CHILD,
+        || check(call()),
+        || (),
+        |()| call(),
+        &check,
+    )
+}
+
 fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1e3
 }
@@ -645,14 +663,7 @@ fn map_collect<L: Loops>(workers: usize, n: usize) -> Measured {
             "map-collect: {wrong} elements wrong or out of order"
         );
     };
-    let (wall, cpu) = median_run::<L, _, _>(
-        workers,
-        RUNS_PER_CHILD,
-        || check(L::map_collect(n)),
-        || (),
-        |()| L::map_collect(n),
-        check,
-    );
+    let (wall, cpu) = median_call::<L, _>(workers, || L::map_collect(n), check);
     Measured::new(wall, cpu, ms(wall))
         .with("elements", n as f64)
         .with("ns_per_element", ns_per(wall, n as u64))
@@ -661,14 +672,7 @@ fn map_collect<L: Loops>(workers: usize, n: usize) -> Measured {
 fn filter_count<L: Loops>(workers: usize, n: usize) -> Measured {
     let expected = (0..n).filter(|&i| keep(i)).count();
     let check = |got: usize| assert_eq!(got, expected, "filter-count gave a wrong count");
-    let (wall, cpu) = median_run::<L, _, _>(
-        workers,
-        RUNS_PER_CHILD,
-        || check(L::filter_count(n)),
-        || (),
-        |()| L::filter_count(n),
-        check,
-    );
+    let (wall, cpu) = median_call::<L, _>(workers, || L::filter_count(n), check);
     Measured::new(wall, cpu, ms(wall))
         .with("elements", n as f64)
         .with("kept", expected as f64)
@@ -893,14 +897,7 @@ fn word_counts<L: Loops>(workers: usize, lines: usize) -> Measured {
 fn filter_collect<L: Loops>(workers: usize, n: usize) -> Measured {
     let expected = Sequential::filter_collect(n);
     let check = |v: Vec<u64>| assert!(v == expected, "filter-collect: output differs");
-    let (wall, cpu) = median_run::<L, _, _>(
-        workers,
-        RUNS_PER_CHILD,
-        || check(L::in_pool(|| L::filter_collect(n))),
-        || (),
-        |()| L::in_pool(|| L::filter_collect(n)),
-        check,
-    );
+    let (wall, cpu) = median_call::<L, _>(workers, || L::in_pool(|| L::filter_collect(n)), check);
     Measured::new(wall, cpu, ms(wall))
         .with("elements", n as f64)
         .with("kept", expected.len() as f64)
@@ -940,14 +937,7 @@ fn outer_over_data<L: Loops>(
     let data: Vec<u64> = (0..100_000).map(|_| rng.next_u64() & 0xFFFF).collect();
     let expected = floor(outer, &data);
     let check = |got: u64| assert_eq!(got, expected, "{row}: wrong sum");
-    let (wall, cpu) = median_run::<L, _, _>(
-        workers,
-        RUNS_PER_CHILD,
-        || check(L::in_pool(|| sums(outer, &data))),
-        || (),
-        |()| L::in_pool(|| sums(outer, &data)),
-        check,
-    );
+    let (wall, cpu) = median_call::<L, _>(workers, || L::in_pool(|| sums(outer, &data)), check);
     Measured::new(wall, cpu, ms(wall))
         .with("outer", outer as f64)
         .with("inner", data.len() as f64)
@@ -956,14 +946,7 @@ fn outer_over_data<L: Loops>(
 fn flat_map_short<L: Loops>(workers: usize, n: usize) -> Measured {
     let expected = Sequential::flat_map_short(n);
     let check = |got: u64| assert_eq!(got, expected, "flat-map many short: wrong sum");
-    let (wall, cpu) = median_run::<L, _, _>(
-        workers,
-        RUNS_PER_CHILD,
-        || check(L::in_pool(|| L::flat_map_short(n))),
-        || (),
-        |()| L::in_pool(|| L::flat_map_short(n)),
-        check,
-    );
+    let (wall, cpu) = median_call::<L, _>(workers, || L::in_pool(|| L::flat_map_short(n)), check);
     Measured::new(wall, cpu, ms(wall)).with("outer", n as f64)
 }
 
