@@ -67,8 +67,14 @@
 //! rule above, and the
 //! pool's searchers linger (`Registry::linger`) so that a helper that
 //! finishes its piece is still searching when the next loop splits, not
-//! parked. A pool of one worker folds the loop whole: nobody could take a
-//! piece of it.
+//! parked: the window opens when a long loop's alone phase ends, when
+//! such a loop ends with pieces taken, and when a piece of any loop that
+//! migrated ends on its helper. The last matters to a loop that outlasts
+//! the window: its helpers finish before its owner, and a window opened
+//! only by the owner found them parked (a loop of 4 long items at 2
+//! workers, called again and again, waited 15 us a call for a wake-up;
+//! docs/PARALLEL.md, "Session 30"). A pool of one worker folds the loop
+//! whole: nobody could take a piece of it.
 //!
 //! With [`deterministic`](super::ParallelIterator::deterministic) the
 //! budget ignores migration, leaves fold in one go and never split on
@@ -714,7 +720,15 @@ impl<'c, C> Drive<'c, C> {
                         // Relaxed: a hint read after the loop's joins.
                         self.shared.store(true, Ordering::Relaxed);
                     }
-                    self.run(right, at(offset, mid), halves, ctx.migrated())
+                    let right = self.run(right, at(offset, mid), halves, ctx.migrated());
+                    if ctx.migrated() {
+                        // A helper's piece ends before the loop does: it
+                        // stays searching for the next loop rather than
+                        // park before the owner's window opens (see "On a
+                        // worker").
+                        crate::api::global::linger_after_loop();
+                    }
+                    right
                 },
                 if budget.few_items {
                     crate::api::join::Place::LocalQueue
@@ -894,6 +908,63 @@ fn next_chunk(chunk: usize, took: Nanos, target: Nanos) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The helper that ran a migrated piece opens a linger window as its
+    /// piece ends, while the loop's owner is still in its own piece: a
+    /// helper that finishes first must not park before the owner's window
+    /// opens. A loop of two items splits at once; the owner's item waits
+    /// for the other to end on the other worker, then for a window that
+    /// ends at least a window (less its slack) after that, which nothing
+    /// else in the pool could open meanwhile.
+    #[test]
+    #[cfg(not(loom))]
+    fn a_helper_whose_piece_ends_leaves_the_pool_lingering() {
+        use crate::prelude::*;
+        use crate::sched::registry::{LINGER_SLACK_NS, LINGER_WINDOW};
+        use std::sync::atomic::AtomicU64;
+        use std::time::Instant;
+        let window_ns = u64::try_from(LINGER_WINDOW.as_nanos()).unwrap();
+        let pool = crate::Pool::builder().workers(2).build().unwrap();
+        let registry = pool.registry();
+        let (finished, finished_at) = (AtomicBool::new(false), AtomicU64::new(0));
+        let (latest_end, floor) = (AtomicU64::new(0), AtomicU64::new(0));
+        let workers = pool.install(|| {
+            (0..2usize)
+                .into_par_iter()
+                .map(|item| {
+                    if item == 1 {
+                        finished_at.store(registry.linger_end_and_now().1, Ordering::Relaxed);
+                        finished.store(true, Ordering::Release);
+                        return crate::current_worker_index();
+                    }
+                    while !finished.load(Ordering::Acquire) {
+                        std::thread::yield_now();
+                    }
+                    let at_least =
+                        finished_at.load(Ordering::Relaxed) + window_ns - LINGER_SLACK_NS;
+                    floor.store(at_least, Ordering::Relaxed);
+                    let deadline = Instant::now() + Duration::from_secs(30);
+                    loop {
+                        let (end, _) = registry.linger_end_and_now();
+                        latest_end.store(end, Ordering::Relaxed);
+                        if end >= at_least || Instant::now() > deadline {
+                            return crate::current_worker_index();
+                        }
+                        std::thread::yield_now();
+                    }
+                })
+                .collect::<Vec<_>>()
+        });
+        assert_ne!(
+            workers[0], workers[1],
+            "the second item ran on the other worker"
+        );
+        let (end, floor) = (latest_end.into_inner(), floor.into_inner());
+        assert!(
+            end >= floor,
+            "while the owner was still in its piece, no window ending at {floor} ns or later opened (latest end {end} ns)"
+        );
+    }
 
     #[test]
     fn a_rest_is_long_from_a_trusted_rate_only() {
