@@ -2,12 +2,17 @@
 //! over rows, `position_any` and `any` with an early match, a sort of
 //! records by key, matrix rows by `par_chunks_mut`, a byte histogram by
 //! `par_chunks`, text by `par_lines` and `par_split_whitespace`, a chain of
-//! indexed adapters, and a `map` + `reduce` into a small struct. Every loop
-//! is called from the main thread, outside the pool, as a program calls
-//! one, and is written once for weft and rayon ([`everyday_loops!`], the
-//! family's one-source rule) with a sequential floor ([`Sequential`]).
+//! indexed adapters, a `map` + `reduce` into a small struct, and loops in
+//! tasks that wait between them (`par/suspending`). Every loop is called
+//! from the main thread, outside the pool, as a program calls one, and is
+//! written once for weft and rayon ([`everyday_loops!`], the family's
+//! one-source rule) with a sequential floor ([`Sequential`]).
 
 use std::hint::black_box;
+use std::sync::mpsc;
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
 
 use super::{
     hash, median_call, median_run, ms, on_rayon, on_weft, Loops, Sequential, PAR, RUNS_PER_CHILD,
@@ -25,6 +30,11 @@ const EARLY_RANGE: usize = 50_000_000;
 const HISTOGRAM_CHUNK: usize = 64 * 1024;
 /// Numbers on each line of `par/strings lines`.
 const NUMBERS_PER_LINE: usize = 8;
+/// `par/suspending`: each task's loops, the wait after each, and the
+/// length of the data each loop sums.
+const SUSPENDING_ROUNDS: usize = 4;
+const SUSPENDING_WAIT: Duration = Duration::from_micros(200);
+const SUSPENDING_DATA: usize = 100_000;
 
 pub(super) fn cases() -> Vec<Case> {
     let stencil = Case {
@@ -105,6 +115,13 @@ pub(super) fn cases() -> Vec<Case> {
             ..sort_by_key
         },
         Case {
+            scenario: "par/suspending",
+            about: "size tasks spawned in a scope from the main thread, each 4 rounds of data.par_iter().map(|&x| (x ^ task) * x).sum() over 100,000 u64, then a wait of 200 us for a gate that another thread opens (a reply from outside the pool); on weft the wait is an Event's, which suspends the task and frees its worker, on rayon a Mutex and Condvar's, which blocks it (rayon has no other); timed: the scope, median of 5 per child; every task's sums checked",
+            sizes: [2, 16, 16],
+            run: |kind, workers, tasks| on_peer!(kind, suspending(workers, tasks as usize)),
+            ..sort_by_key
+        },
+        Case {
             scenario: "par/map-reduce",
             about: "(0..n).into_par_iter().map(|i| the spread of hash(i)).reduce(empty, merge): a 32-byte value (min, max, wrapping sum, count) built per item and merged (n = size), from the main thread; timed: the call, median of 5 per child; the spread checked against the sequential one",
             sizes: [10_000, 10_000_000, 10_000_000],
@@ -128,6 +145,120 @@ pub(super) trait Everyday: Loops {
     fn long_words(text: &str) -> usize;
     fn chained(a: &[u32], b: &[u32]) -> u64;
     fn map_reduce(n: usize) -> Spread;
+    /// `tasks` tasks, each [`SUSPENDING_ROUNDS`] loops over `data`, each
+    /// loop followed by a wait for a gate that `replies` opens; the sum of
+    /// every task's loops.
+    fn suspending(tasks: usize, data: &[u64], replies: &Replies) -> u64;
+}
+
+/// What a task of `par/suspending` waits on between its loops: opened once,
+/// from a thread outside the pool ([`Replies`]).
+pub(super) trait Gate: Send + Sync + 'static {
+    fn closed() -> Self;
+    fn open(&self);
+    fn wait(&self);
+}
+
+/// weft's gate: an event, whose wait suspends a task and frees its worker.
+pub(super) struct SuspendingGate(weft::Event);
+
+impl Gate for SuspendingGate {
+    fn closed() -> Self {
+        SuspendingGate(weft::Event::new(weft::EventMode::Manual))
+    }
+    fn open(&self) {
+        self.0.signal();
+    }
+    fn wait(&self) {
+        self.0.wait();
+    }
+}
+
+/// The gate of a pool with no waits of its own (rayon's, the floor's): a
+/// mutex and condition variable, whose wait blocks the thread.
+pub(super) struct BlockingGate {
+    open: Mutex<bool>,
+    opened: Condvar,
+}
+
+impl Gate for BlockingGate {
+    fn closed() -> Self {
+        BlockingGate {
+            open: Mutex::new(false),
+            opened: Condvar::new(),
+        }
+    }
+    fn open(&self) {
+        *self.open.lock().unwrap() = true;
+        self.opened.notify_all();
+    }
+    fn wait(&self) {
+        let open = self.open.lock().unwrap();
+        drop(self.opened.wait_while(open, |open| !*open).unwrap());
+    }
+}
+
+/// A gate's opening, and when it is due.
+type Reply = (Instant, Box<dyn FnOnce() + Send>);
+
+/// A thread outside the pool that opens each gate [`SUSPENDING_WAIT`] after
+/// it was handed over, in the order handed (a reply to a request, as from
+/// a server or a disk).
+pub(super) struct Replies {
+    requests: Option<mpsc::Sender<Reply>>,
+    thread: Option<thread::JoinHandle<()>>,
+}
+
+impl Replies {
+    fn start() -> Replies {
+        let (requests, incoming) = mpsc::channel::<Reply>();
+        let thread = thread::spawn(move || {
+            for (due, open) in incoming {
+                let now = Instant::now();
+                if due > now {
+                    thread::sleep(due - now);
+                }
+                open();
+            }
+        });
+        Replies {
+            requests: Some(requests),
+            thread: Some(thread),
+        }
+    }
+
+    /// Opens `gate` after [`SUSPENDING_WAIT`].
+    pub(super) fn open_later<G: Gate>(&self, gate: &Arc<G>) {
+        let gate = Arc::clone(gate);
+        let due = Instant::now() + SUSPENDING_WAIT;
+        self.requests
+            .as_ref()
+            .expect("replies running")
+            .send((due, Box::new(move || gate.open())))
+            .expect("the replies thread ended");
+    }
+}
+
+impl Drop for Replies {
+    fn drop(&mut self) {
+        drop(self.requests.take());
+        if let Some(thread) = self.thread.take() {
+            thread.join().expect("the replies thread panicked");
+        }
+    }
+}
+
+/// One task of `par/suspending`, for any peer: its loops through `sum`, a
+/// wait on a fresh `G` after each.
+fn suspending_task<G: Gate>(replies: &Replies, mut sum: impl FnMut() -> u64) -> u64 {
+    let mut total = 0u64;
+    for _ in 0..SUSPENDING_ROUNDS {
+        total = total.wrapping_add(sum());
+        let gate = Arc::new(G::closed());
+        replies.open_later(&gate);
+        gate.wait();
+    }
+    total
 }
 
 /// `par/sort-by-key`'s element: 24 bytes, sorted by `key`.
@@ -176,12 +307,13 @@ impl Spread {
 }
 
 macro_rules! everyday_loops {
-    ($($module:ident: $peer:ty, $krate:ident;)*) => {$(
+    ($($module:ident: $peer:ty, $krate:ident, $gate:ty;)*) => {$(
         mod $module {
             use super::{
-                add_counts, byte_counts, chained_item, line_sum, product_row, stencil_row, Everyday,
-                Record, Spread, HISTOGRAM_CHUNK,
+                add_counts, byte_counts, chained_item, line_sum, product_row, stencil_row,
+                suspending_task, Everyday, Record, Replies, Spread, HISTOGRAM_CHUNK,
             };
+            use std::sync::atomic::{AtomicU64, Ordering};
             use crate::scenarios::par::hash;
             use $krate::prelude::*;
 
@@ -243,14 +375,30 @@ macro_rules! everyday_loops {
                         .map(|i| Spread::of(hash(i)))
                         .reduce(Spread::empty, Spread::merge)
                 }
+
+                fn suspending(tasks: usize, data: &[u64], replies: &Replies) -> u64 {
+                    let total = AtomicU64::new(0);
+                    $krate::scope(|s| {
+                        for task in 0..tasks as u64 {
+                            let total = &total;
+                            s.spawn(move |_| {
+                                let sums = suspending_task::<$gate>(replies, || {
+                                    data.par_iter().map(|&x| (x ^ task) * x).sum::<u64>()
+                                });
+                                total.fetch_add(sums, Ordering::Relaxed);
+                            });
+                        }
+                    });
+                    total.into_inner()
+                }
             }
         }
     )*};
 }
 
 everyday_loops! {
-    everyday_on_weft: crate::scenarios::par::on_weft::Weft, weft;
-    everyday_on_rayon: crate::scenarios::par::on_rayon::Rayon, rayon;
+    everyday_on_weft: crate::scenarios::par::on_weft::Weft, weft, super::SuspendingGate;
+    everyday_on_rayon: crate::scenarios::par::on_rayon::Rayon, rayon, super::BlockingGate;
 }
 
 impl Everyday for Sequential {
@@ -309,6 +457,16 @@ impl Everyday for Sequential {
         (0..n)
             .map(|i| Spread::of(hash(i)))
             .fold(Spread::empty(), Spread::merge)
+    }
+
+    fn suspending(tasks: usize, data: &[u64], replies: &Replies) -> u64 {
+        (0..tasks as u64)
+            .map(|task| {
+                suspending_task::<BlockingGate>(replies, || {
+                    data.iter().map(|&x| (x ^ task) * x).sum::<u64>()
+                })
+            })
+            .fold(0u64, u64::wrapping_add)
     }
 }
 
@@ -556,4 +714,23 @@ fn map_reduce<L: Everyday>(workers: usize, n: usize) -> Measured {
     let check = |spread: Spread| assert_eq!(spread, expected, "map-reduce: wrong spread");
     let (wall, cpu) = median_call::<L, _>(workers, || L::map_reduce(n), check);
     Measured::new(wall, cpu, ms(wall)).with("elements", n as f64)
+}
+
+fn suspending<L: Everyday>(workers: usize, tasks: usize) -> Measured {
+    let mut rng = Rng::new(0x5eed_5a5b);
+    let data: Vec<u64> = (0..SUSPENDING_DATA)
+        .map(|_| rng.next_u64() & 0xFFFF)
+        .collect();
+    let expected = (0..tasks as u64)
+        .map(|task| {
+            let sum = data.iter().map(|&x| (x ^ task) * x).sum::<u64>();
+            (0..SUSPENDING_ROUNDS).fold(0u64, |total, _| total.wrapping_add(sum))
+        })
+        .fold(0u64, u64::wrapping_add);
+    let replies = Replies::start();
+    let check = |sum: u64| assert_eq!(sum, expected, "suspending: wrong sum");
+    let (wall, cpu) = median_call::<L, _>(workers, || L::suspending(tasks, &data, &replies), check);
+    Measured::new(wall, cpu, ms(wall))
+        .with("tasks", tasks as f64)
+        .with("waits", (tasks * SUSPENDING_ROUNDS) as f64)
 }
