@@ -1084,7 +1084,8 @@ fn str_sources_against_std() {
         );
         // The edges the random text may miss: a separator at either end,
         // runs of whitespace, whitespace that is not ASCII (a vertical tab
-        // is for `char::is_whitespace` only; U+3000 is three bytes).
+        // is for `char::is_whitespace` only; U+3000 is three bytes, U+85
+        // and U+A0 two, beside other chars of two and four).
         for edge in [
             ",",
             ",,",
@@ -1099,6 +1100,7 @@ fn str_sources_against_std() {
             "  a  b ",
             "a\u{0B}b",
             "\u{3000}a\u{3000}\u{3000}é b\t",
+            "\u{85}é\u{a0}\u{2028}𝄞 \u{85}",
         ] {
             let what = format!("{edge:?} ({ctx})");
             assert_eq!(

@@ -171,11 +171,67 @@ impl CharPattern for char {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Whitespace;
 
+/// Searched a byte at a time while the text is ASCII, decoding only the
+/// chars beyond it: the char-by-char search decodes every char, and its
+/// loop, a chain of jumps, ran at 1.0x or 1.28x rayon's time as the build
+/// happened to align it (docs/PARALLEL.md, "Session 30").
 impl CharPattern for Whitespace {
     #[inline]
     fn matches(&self, c: char) -> bool {
         c.is_whitespace()
     }
+    #[inline]
+    fn find_in(&self, text: &str) -> Option<(usize, usize)> {
+        let bytes = text.as_bytes();
+        let mut at = 0;
+        while let Some(&byte) = bytes.get(at) {
+            if byte.is_ascii() {
+                if ascii_is_whitespace(byte) {
+                    return Some((at, 1));
+                }
+                at += 1;
+            } else {
+                // `at` is a char boundary: only whole chars were skipped.
+                let c = text[at..].chars().next()?;
+                if c.is_whitespace() {
+                    return Some((at, c.len_utf8()));
+                }
+                at += c.len_utf8();
+            }
+        }
+        None
+    }
+    #[inline]
+    fn rfind_in(&self, text: &str) -> Option<(usize, usize)> {
+        let bytes = text.as_bytes();
+        let mut end = bytes.len();
+        while end > 0 {
+            let byte = bytes[end - 1];
+            if byte.is_ascii() {
+                if ascii_is_whitespace(byte) {
+                    return Some((end - 1, 1));
+                }
+                end -= 1;
+            } else {
+                // `end` is a char boundary: only whole chars were skipped.
+                let c = text[..end].chars().next_back()?;
+                let start = end - c.len_utf8();
+                if c.is_whitespace() {
+                    return Some((start, c.len_utf8()));
+                }
+                end = start;
+            }
+        }
+        None
+    }
+}
+
+/// `char::is_whitespace` of an ASCII byte: the space and `\t`, `\n`,
+/// `\x0B`, `\x0C`, `\r` (the vertical tab too, which
+/// `u8::is_ascii_whitespace` leaves out).
+#[inline]
+fn ascii_is_whitespace(byte: u8) -> bool {
+    matches!(byte, b' ' | b'\t'..=b'\r')
 }
 
 /// `char::is_ascii_whitespace` as a pattern
