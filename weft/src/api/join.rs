@@ -228,4 +228,55 @@ mod tests {
             "the window ends at {end} ns, before the join's start ({before} ns) plus the window"
         );
     }
+
+    /// The worker that ran a stolen half opens a window itself as it hands
+    /// the result back, while the join's owner is still in its first half:
+    /// a helper that finishes first must not park before the owner's own
+    /// window opens. The first half waits for the second to finish, then
+    /// for a window that ends at least a window (less its slack) after
+    /// that; nothing else in the pool could open it.
+    #[test]
+    fn the_worker_that_ran_a_stolen_half_leaves_the_pool_lingering() {
+        use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+        use std::time::{Duration, Instant};
+        let cores = std::thread::available_parallelism().map_or(1, usize::from);
+        if cores < 2 {
+            return;
+        }
+        let pool = Pool::builder().workers(2).build().unwrap();
+        let registry = pool.registry();
+        let finished = AtomicBool::new(false);
+        let finished_at = AtomicU64::new(0);
+        let (window_end, b_worker, a_worker) = pool.install(|| {
+            let (end, b_worker) = crate::join(
+                || {
+                    while !finished.load(Ordering::Acquire) {
+                        std::thread::yield_now();
+                    }
+                    let floor = finished_at.load(Ordering::Relaxed) + window_ns() - LINGER_SLACK_NS;
+                    let deadline = Instant::now() + Duration::from_secs(30);
+                    loop {
+                        let (end, _) = registry.linger_end_and_now();
+                        if end >= floor || Instant::now() > deadline {
+                            return (end, floor);
+                        }
+                        std::thread::yield_now();
+                    }
+                },
+                || {
+                    let worker = crate::current_worker_index();
+                    finished_at.store(registry.linger_end_and_now().1, Ordering::Relaxed);
+                    finished.store(true, Ordering::Release);
+                    worker
+                },
+            );
+            (end, b_worker, crate::current_worker_index())
+        });
+        assert_ne!(a_worker, b_worker, "the second half ran on its own worker");
+        let (end, floor) = window_end;
+        assert!(
+            end >= floor,
+            "while the owner was still in its first half, no window ending at {floor} ns or later opened (latest end {end} ns)"
+        );
+    }
 }

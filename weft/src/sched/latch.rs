@@ -176,10 +176,9 @@ impl Latch for OwnerLatch {
                     // The owner may finish, and its pool shut down, once `done` is
                     // visible. A setter that is a worker of the same pool keeps the
                     // registry alive by itself; any other setter holds a reference.
-                    let keep_alive = match WorkerThread::current() {
-                        Some(worker) if Arc::ptr_eq(worker.registry_arc(), registry) => None,
-                        _ => Some(Arc::clone(registry)),
-                    };
+                    let helper = WorkerThread::current()
+                        .filter(|worker| Arc::ptr_eq(worker.registry_arc(), registry));
+                    let keep_alive = helper.is_none().then(|| Arc::clone(registry));
                     let registry_ptr: *const Registry = Arc::as_ptr(registry);
                     // Release: publishes the job's result to the owner's Acquire probe.
                     // `wake_worker` fences before it looks at the owner's slot.
@@ -193,6 +192,13 @@ impl Latch for OwnerLatch {
                         }
                     }
                     drop(keep_alive);
+                    if let Some(helper) = helper {
+                        // A worker that ran another's half of a `join`: that
+                        // join, often a loop's, is about to end, and the
+                        // next call should find this worker searching, not
+                        // parked (registry.rs, `linger_after_join`).
+                        helper.registry_arc().linger_after_join();
+                    }
                 }
                 Owner::Thread(thread) => {
                     let thread = thread.clone();

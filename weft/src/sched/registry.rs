@@ -573,7 +573,15 @@ impl Registry {
 
     /// A `join` the pool took part in is ending: one called from outside
     /// the pool (its caller blocked on it), or one on a worker whose
-    /// second half another worker ran (sched/fork.rs). Programs make such
+    /// second half another worker ran (sched/fork.rs), where the worker
+    /// that ran the half calls this too as it hands the result back
+    /// (latch.rs): it finishes before the join's owner does, and a window
+    /// opened only by the owner would find it parked already (rayon's
+    /// loop over 4 outer items of 100k at 2 workers on weft then started
+    /// its second item 16-19 us into each call, 2-3 us after;
+    /// docs/RAYON.md, "Session 30"). Weft's own loops do the same for
+    /// their pieces at any pool size (iter/plumbing, "On a worker").
+    /// Programs make such
     /// calls one after another: each of rayon's parallel loops is one
     /// (through the rayon-core stand-in: from outside a pool, or inside
     /// `install`, where a loop's pieces come back by stolen halves), so

@@ -221,7 +221,9 @@
 //! split, or after a `join` on a worker whose second half another worker
 //! ran (rayon's loops inside `install` end that way; `Registry::linger`,
 //! `linger_after_join`: the next such call then finds its workers awake
-//! instead of waiting for wake-ups). The two `join` triggers open a window
+//! instead of waiting for wake-ups); the worker that ran that half opens
+//! it too, as it sets the join's latch (latch.rs), since it would
+//! otherwise park before the join's owner ends the loop. The two `join` triggers open a window
 //! only where the pool's workers fit the cores (`linger_after_join`).
 //! During that window the bound is one searcher per core, at least one and at most every seat
 //! (`Sleep::with_linger_searching`), instead of `max_searching`: a call
