@@ -579,8 +579,8 @@ impl Registry {
     /// opened only by the owner would find it parked already (rayon's
     /// loop over 4 outer items of 100k at 2 workers on weft then started
     /// its second item 16-19 us into each call, 2-3 us after;
-    /// docs/RAYON.md, "Session 30"). Weft's own loops do the same for
-    /// their pieces at any pool size (iter/plumbing, "On a worker").
+    /// docs/RAYON.md, "Session 30"); weft's own loops' pieces are such
+    /// halves too (iter/plumbing, "On a worker").
     /// Programs make such
     /// calls one after another: each of rayon's parallel loops is one
     /// (through the rayon-core stand-in: from outside a pool, or inside
