@@ -8,9 +8,12 @@
 //! process-wide barrier ([`barrier::heavy`]) per steal.
 //!
 //! Thieves rarely need to pay it. A searcher that finds a seat's join stack
-//! non-empty first *asks* ([`JoinStack::request`]); the owner looks at the
-//! request at its next `join` (one load of a line nobody writes meanwhile),
-//! takes its oldest half itself and pushes it onto its local queue, where
+//! non-empty first *asks* ([`JoinStack::request`]) by lowering the bound
+//! that the owner's room check reads at every `join` (`room_end`), so that
+//! the owner's next `join` finds no room and takes its cold path, which sees
+//! the request (the bound is not the one the owner set), answers it and
+//! restores the bound: asking costs the common `join` no instruction. The
+//! owner takes its oldest half itself and pushes it onto its local queue, where
 //! thieves steal it as any task ([`JoinStack::take_oldest`], worker/join_owner.rs
 //! `share_oldest_half`). In fork-join code the next `join` comes within
 //! nanoseconds. When it does not come (a first half that runs long without
@@ -89,7 +92,7 @@
 
 use crossbeam_utils::CachePadded;
 
-use crate::facade::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
+use crate::facade::{AtomicPtr, AtomicUsize, Ordering};
 use crate::sched::barrier;
 use crate::sched::deque::Steal;
 use crate::sched::job::JobRef;
@@ -108,18 +111,10 @@ struct Slot {
     run: AtomicPtr<()>,
 }
 
-/// The fields thieves write, apart from the one the owner writes per push.
-struct TopEnd {
-    top: AtomicUsize,
-    /// A searcher asks the owner to share its oldest half. A hint only: the
-    /// owner may miss it (the searcher then steals), and nothing is
-    /// published through it, hence Relaxed everywhere.
-    wanted: AtomicBool,
-}
-
 pub(crate) struct JoinStack {
     bottom: CachePadded<AtomicUsize>,
-    top_end: CachePadded<TopEnd>,
+    /// The oldest half not taken; written by whoever takes from this end.
+    top: CachePadded<AtomicUsize>,
     /// An array of known length, so that indexing it needs no bounds check
     /// (two fewer instructions per push and per pop than a slice).
     slots: Box<[Slot; CAPACITY]>,
@@ -128,13 +123,23 @@ pub(crate) struct JoinStack {
     /// ([`barrier::join_stacks_hold_halves`]), so that every `join` there
     /// takes the local queue.
     limit: usize,
-    /// Owner only: `top + limit` for the `top` the owner last read, so that
-    /// the room check reads neither `top` (a line thieves write) nor more
-    /// than one word of its own: as `top` only grows, a push whose index is
-    /// below this bound has room. Looked at again only when an index
-    /// reaches it (`room_after_looking`). An atomic only because thieves
-    /// share the struct; Relaxed, as no other thread touches it.
+    /// The bound the room check reads: a push whose index is below it has
+    /// room. The owner sets it to `top + limit` for the `top` it last read
+    /// (`own_room_end`), so that the room check reads neither `top` (a line
+    /// thieves write) nor more than one word: as `top` only grows, that
+    /// bound stays valid. A searcher that asks for a half lowers it to a
+    /// `top` it read ([`request`](JoinStack::request)), a bound as valid
+    /// (lower than any the owner would set now) under which no push has
+    /// room, and the owner's next `join` takes the cold path that answers.
+    /// A request is a hint, never a condition (a searcher that gets no
+    /// answer steals by force), so the races between the owner's stores
+    /// and a searcher's, which may lose a request, lose nothing else; and
+    /// nothing is published through the word, hence Relaxed everywhere.
     room_end: AtomicUsize,
+    /// Owner only: the bound the owner set last, which tells a request
+    /// apart from a stack that is full. An atomic only because thieves
+    /// share the struct; Relaxed, as no other thread touches it.
+    own_room_end: AtomicUsize,
 }
 
 /// Where the next half goes, from [`JoinStack::room`] for
@@ -181,10 +186,7 @@ impl JoinStack {
         };
         JoinStack {
             bottom: CachePadded::new(AtomicUsize::new(0)),
-            top_end: CachePadded::new(TopEnd {
-                top: AtomicUsize::new(0),
-                wanted: AtomicBool::new(false),
-            }),
+            top: CachePadded::new(AtomicUsize::new(0)),
             slots: (0..CAPACITY)
                 .map(|_| slot())
                 .collect::<Box<[Slot]>>()
@@ -192,6 +194,7 @@ impl JoinStack {
                 .unwrap_or_else(|_| unreachable!("CAPACITY slots were made")),
             limit,
             room_end: AtomicUsize::new(limit),
+            own_room_end: AtomicUsize::new(limit),
         }
     }
 
@@ -220,14 +223,18 @@ impl JoinStack {
     /// Owner only: [`room`](JoinStack::room) once `bottom` reached the
     /// bound: reads `top` again and moves the bound. The stack is full, or
     /// thieves took halves since the last look (each look then serves as
-    /// many pushes as they took), or the stack holds no halves at all.
+    /// many pushes as they took), or the stack holds no halves at all, or
+    /// a searcher lowered the bound to ask, which the caller answers first
+    /// ([`take_request`](JoinStack::take_request)): the new bound replaces
+    /// a request not yet taken.
     #[cold]
     pub(crate) fn room_after_looking(&self) -> Option<Room> {
         // Relaxed: `bottom` is the owner's own; a stale `top` is smaller
         // than the real one, so the bound errs on the side of "full".
         let bottom = self.bottom.load(Ordering::Relaxed);
-        let top = self.top_end.top.load(Ordering::Relaxed);
+        let top = self.top.load(Ordering::Relaxed);
         let room_end = top.wrapping_add(self.limit);
+        self.own_room_end.store(room_end, Ordering::Relaxed);
         self.room_end.store(room_end, Ordering::Relaxed);
         (distance(bottom, room_end) > 0).then_some(Room { bottom })
     }
@@ -257,7 +264,7 @@ impl JoinStack {
         // with a forced steal's second barrier (worker/join_owner.rs, `forced_out`)
         // needs this look at `top` to follow the store of `bottom`.
         barrier::light();
-        let top = self.top_end.top.load(Ordering::Relaxed);
+        let top = self.top.load(Ordering::Relaxed);
         Pushed {
             index: bottom,
             alone: top == bottom,
@@ -301,7 +308,7 @@ impl JoinStack {
     #[inline]
     pub(crate) fn pop_newest(&self) -> Option<JobRef> {
         let bottom = self.bottom.load(Ordering::Relaxed);
-        let top = self.top_end.top.load(Ordering::Relaxed);
+        let top = self.top.load(Ordering::Relaxed);
         if distance(top, bottom) <= 0 {
             return None;
         }
@@ -324,7 +331,7 @@ impl JoinStack {
         // The owner's half of the asymmetric pairing of invariant 1.
         barrier::light();
         // Relaxed: compared only; no data written by a thief is read.
-        let top = self.top_end.top.load(Ordering::Relaxed);
+        let top = self.top.load(Ordering::Relaxed);
         let left = distance(top, index);
         if left > 0 {
             return true;
@@ -338,7 +345,7 @@ impl JoinStack {
 
     /// Owner only: takes the oldest half, to share it (worker/join_owner.rs).
     pub(crate) fn take_oldest(&self) -> Option<JobRef> {
-        let top = self.top_end.top.load(Ordering::Relaxed);
+        let top = self.top.load(Ordering::Relaxed);
         // Relaxed: the owner's own variable.
         let bottom = self.bottom.load(Ordering::Relaxed);
         if distance(top, bottom) <= 0 {
@@ -350,7 +357,7 @@ impl JoinStack {
     /// Anyone: takes the oldest half, paying the heavy barrier that lets the
     /// owner's pop go without a fence (invariant 1).
     pub(crate) fn steal(&self) -> Steal<JobRef> {
-        let top = self.top_end.top.load(Ordering::Acquire);
+        let top = self.top.load(Ordering::Acquire);
         barrier::heavy();
         // Acquire: pairs with the owner's Release stores (invariant 2).
         let bottom = self.bottom.load(Ordering::Acquire);
@@ -394,8 +401,7 @@ impl JoinStack {
     /// who read this `top`, one CAS succeeds (invariant 1). SeqCst, though
     /// only atomicity is needed: it runs once per steal or share.
     fn claim(&self, top: usize) -> bool {
-        self.top_end
-            .top
+        self.top
             .compare_exchange(
                 top,
                 top.wrapping_add(1),
@@ -411,24 +417,34 @@ impl JoinStack {
     #[inline]
     pub(crate) fn is_empty(&self) -> bool {
         let bottom = self.bottom.load(Ordering::Acquire);
-        let top = self.top_end.top.load(Ordering::Acquire);
+        let top = self.top.load(Ordering::Acquire);
         distance(top, bottom) <= 0
     }
 
-    /// A searcher asks the owner to share its oldest half.
+    /// A searcher asks the owner to share its oldest half, by lowering the
+    /// room bound to the `top` it reads (`room_end`). Still a valid bound:
+    /// `top` only grows, so what this reads is at most the current `top`,
+    /// below `top + limit`. The searcher saw the stack non-empty, so the
+    /// owner's `bottom` is above that `top` (or gets there with its next
+    /// push) and its next room check finds none. Should the owner have
+    /// popped below it meanwhile, the request waits for the push that
+    /// reaches it; a store of the owner's may replace it: a hint.
     #[inline]
     pub(crate) fn request(&self) {
+        let top = self.top.load(Ordering::Relaxed);
         // Read first: many searchers asking keep the line shared.
-        if !self.top_end.wanted.load(Ordering::Relaxed) {
-            self.top_end.wanted.store(true, Ordering::Relaxed);
+        if self.room_end.load(Ordering::Relaxed) != top {
+            self.room_end.store(top, Ordering::Relaxed);
         }
     }
 
-    /// Owner: whether a searcher asked, clearing the request.
-    #[inline(always)]
+    /// Owner: whether a searcher asked, clearing the request (the bound
+    /// goes back to the owner's own).
+    #[inline]
     pub(crate) fn take_request(&self) -> bool {
-        if self.top_end.wanted.load(Ordering::Relaxed) {
-            self.top_end.wanted.store(false, Ordering::Relaxed);
+        let own = self.own_room_end.load(Ordering::Relaxed);
+        if self.room_end.load(Ordering::Relaxed) != own {
+            self.room_end.store(own, Ordering::Relaxed);
             return true;
         }
         false
@@ -509,6 +525,45 @@ mod tests {
             assert!(stack.pop(index), "every half comes back unstolen");
         }
         assert!(stack.is_empty());
+    }
+
+    /// A searcher asks by lowering the bound the room check reads: the
+    /// owner's next push finds no room (so its `join` takes the cold path
+    /// that answers), taking the request puts the owner's bound back, and
+    /// a stack that is merely full does not read as a request.
+    #[test]
+    fn a_request_takes_the_room_away_until_the_owner_takes_it() {
+        let halves = Halves::new();
+        let stack = JoinStack::with_limit(CAPACITY);
+        assert!(!stack.take_request(), "nobody asked yet");
+        for id in 1..=2 {
+            // SAFETY: as above.
+            assert!(unsafe { stack.try_push(halves.half(id)) }.is_ok());
+        }
+        assert!(stack.room().is_some());
+        stack.request();
+        stack.request();
+        assert!(
+            stack.room().is_none(),
+            "a request leaves the quick check no room"
+        );
+        assert!(stack.take_request(), "the owner sees the request");
+        assert!(
+            !stack.take_request(),
+            "a request is taken once, however many asked"
+        );
+        assert!(
+            stack.room().is_some(),
+            "taking it restores the owner's bound"
+        );
+        // The request did not move the stack: both halves come back.
+        assert!(stack.pop(1) && stack.pop(0));
+        for id in 1..=CAPACITY {
+            // SAFETY: as above.
+            assert!(unsafe { stack.try_push(halves.half(id)) }.is_ok());
+        }
+        assert!(stack.room().is_none() && stack.room_after_looking().is_none());
+        assert!(!stack.take_request(), "a full stack is not a request");
     }
 
     #[test]

@@ -330,7 +330,14 @@ fn both_halves_under_a_blocked_first_half_are_taken_by_the_other_worker() {
     // innermost first half blocks until both second halves have run, so the
     // other worker must take the outer half, see the inner one left behind
     // and take it too.
-    loom::model(|| {
+    //
+    // The owner answers the searcher's request in its inner join's cold
+    // path (join_stack.rs, `request`), so the longest interleavings, in
+    // which the blocked first half polls while the other worker takes both
+    // halves, run a little past loom's default of 1,000 branches.
+    let mut model = loom::model::Builder::new();
+    model.max_branches = 1_500;
+    model.check(|| {
         let runs = Arc::new(Runs::default());
         let pool = Model::start(2);
         let waiting = Arc::clone(&runs);

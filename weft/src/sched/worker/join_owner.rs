@@ -29,9 +29,16 @@ impl WorkerThread {
     /// [`join_room`](WorkerThread::join_room) settled by a look at the
     /// stack's `top`: `None` when the stack is full (or holds no halves at
     /// all: join_stack.rs), where `join` leaves its half on the local queue.
+    /// A searcher's request lowers the bound that `join_room` reads, so it
+    /// is answered here, before the look: the oldest half goes to the local
+    /// queue (`share_oldest_half`), and the look then counts its slot free.
     #[cold]
     pub(crate) fn join_room_after_looking(&self) -> Option<Room> {
-        self.join_stack().room_after_looking()
+        let stack = self.join_stack();
+        if stack.take_request() {
+            self.share_oldest_half();
+        }
+        stack.room_after_looking()
     }
 
     /// Leaves `join`'s second half on this seat's join stack (join_stack.rs)
@@ -66,9 +73,9 @@ impl WorkerThread {
         if pushed.alone {
             self.first_half_pushed(outermost_to_queue);
         }
-        if stack.take_request() {
-            self.share_oldest_half();
-        }
+        // A searcher's request is not looked at here: it lowers the room
+        // bound, so the `join` that meets it comes through
+        // `join_room_after_looking`, which answers it.
         pushed.index
     }
 
@@ -281,6 +288,46 @@ mod tests {
                 "a long stolen half did not turn the share on again"
             );
         });
+    }
+
+    /// A searcher's request lowers the room bound; the owner's next `join`
+    /// meets it in its cold path and answers: the oldest half (the outer
+    /// join's second) moves to the local queue, from where the owner, alone
+    /// in a pool of one worker, takes it back when the outer join ends. The
+    /// inner join's own half finds room and comes back unstolen.
+    #[test]
+    fn the_next_join_answers_a_request_with_the_oldest_half() {
+        let pool = Pool::builder().workers(1).build().unwrap();
+        let shared = || {
+            let worker = WorkerThread::current().expect("runs on a worker");
+            worker.stats().halves_shared.load(Ordering::Relaxed)
+        };
+        let (shared, outer_b) = pool.install(|| {
+            let before = shared();
+            let (after, outer_b) = crate::join(
+                || {
+                    // The first half runs where `join` was called.
+                    let worker = WorkerThread::current().expect("runs on a worker");
+                    assert!(
+                        !worker.join_stack().is_empty(),
+                        "the outer half was not pushed"
+                    );
+                    // What a searcher does when it finds the stack non-empty.
+                    worker.join_stack().request();
+                    assert!(worker.join_room().is_none(), "the request left room");
+                    assert_eq!(crate::join(|| 1, || 2), (1, 2));
+                    assert!(
+                        worker.join_stack().is_empty() && !worker.local.is_empty(),
+                        "the outer half did not move to the local queue"
+                    );
+                    assert!(worker.join_room().is_some(), "the answer left no room");
+                    shared()
+                },
+                || 3,
+            );
+            (after - before, outer_b)
+        });
+        assert_eq!((shared, outer_b), (1, 3));
     }
 
     /// A short stolen half is the running task's evidence only: the next
