@@ -300,6 +300,11 @@ pub(crate) struct Registry {
     /// (`linger_after_join`), and only then does a notifier make every wake
     /// itself (sleep.rs, invariant 2).
     workers_fit_cores: bool,
+    /// Whether the machine has a core beyond the workers': then a thread
+    /// outside the pool that waits for a short call may spin on it
+    /// (api/on_workers.rs, `wait_for_call`) without taking a core a worker
+    /// needs.
+    core_left_for_callers: bool,
     epoch: std::time::Instant,
     /// This pool's futures that went pending, for the sweep when it is dropped.
     pub(crate) parked: ParkedTasks,
@@ -400,6 +405,7 @@ impl Registry {
             hooks,
             linger_until: AtomicU64::new(0),
             workers_fit_cores,
+            core_left_for_callers: workers < cores,
             epoch: std::time::Instant::now(),
             parked: ParkedTasks::default(),
         }
@@ -597,6 +603,12 @@ impl Registry {
         if self.workers_fit_cores {
             self.linger();
         }
+    }
+
+    /// Whether the machine has a core beyond this pool's workers, on which
+    /// a caller waiting from outside may spin (api/on_workers.rs).
+    pub(crate) fn core_left_for_callers(&self) -> bool {
+        self.core_left_for_callers
     }
 
     /// Where the latest linger window ends, as nanoseconds since `epoch`
