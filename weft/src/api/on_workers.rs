@@ -36,11 +36,12 @@ where
 
 /// How long a thread outside the pool spins for its call's end before it
 /// parks. A parked caller is woken by a futex wake, which on the VMs this
-/// project measures on reaches an idle core only 10-25 us later (the core
-/// halted: the wake is an interrupt to another virtual CPU): rayon's
-/// `position_any` on weft at 1 worker took 3 us a call in processes where
-/// the caller and the worker shared a core and 18-35 us in those where they
-/// did not. A call that ends within this spin pays no wake at all.
+/// project measures on reaches a core that went idle 10-25 us later (the
+/// core halted: the wake is an interrupt to another virtual CPU): rayon's
+/// `position_any` on weft at 1 worker took 3 us a call in some processes
+/// and 13-35 us in others, and 3 us in every process pinned to one core,
+/// where the wake is a switch on the caller's own (docs/RAYON.md, "Session
+/// 31"). A call that ends within this spin pays no wake at all.
 const CALLER_SPIN: Duration = Duration::from_micros(20);
 
 /// After a call that did not end within [`CALLER_SPIN`], the thread's
