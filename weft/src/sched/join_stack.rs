@@ -116,10 +116,12 @@ pub(crate) struct JoinStack {
     /// The oldest half not taken; written by whoever takes from this end.
     top: CachePadded<AtomicUsize>,
     /// An array of known length, so that indexing it needs no bounds check
-    /// (two fewer instructions per push and per pop than a slice), and in
-    /// the struct rather than behind a box, so that a push finds its slot
-    /// from the stack's address without loading a pointer first.
-    slots: [Slot; CAPACITY],
+    /// (two fewer instructions per push and per pop than a slice), behind a
+    /// box. In the struct, a push would find its slot without loading a
+    /// pointer first (one instruction fewer a `join`), but on AMD Zen 4 that
+    /// build's fib was 4% slower, and Miri took 2.5x as long over the
+    /// tests that make join stacks (docs/TUNING.md, session 32).
+    slots: Box<[Slot; CAPACITY]>,
     /// Halves the stack takes before it has no room: [`CAPACITY`], or
     /// none where the owner's light fence pairs with nothing
     /// ([`barrier::join_stacks_hold_halves`]), so that every `join` there
@@ -189,7 +191,11 @@ impl JoinStack {
         JoinStack {
             bottom: CachePadded::new(AtomicUsize::new(0)),
             top: CachePadded::new(AtomicUsize::new(0)),
-            slots: std::array::from_fn(|_| slot()),
+            slots: (0..CAPACITY)
+                .map(|_| slot())
+                .collect::<Box<[Slot]>>()
+                .try_into()
+                .unwrap_or_else(|_| unreachable!("CAPACITY slots were made")),
             limit,
             room_end: AtomicUsize::new(limit),
             own_room_end: AtomicUsize::new(limit),
