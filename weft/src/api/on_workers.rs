@@ -67,8 +67,7 @@ thread_local! {
 /// another pool helps there while it waits (`OwnerLatch::wait`). Under loom
 /// and Miri the caller parks at once: the spin is a clock and a flag's
 /// load, with nothing for either to check, and Miri, which runs one thread
-/// at a time, spent minutes interpreting it (the unsafe-path tests took
-/// 695 s against 230-250).
+/// at a time, interprets every turn of it while the worker waits its turn.
 fn wait_for_call(registry: &Registry, latch: &OwnerLatch) {
     if cfg!(loom) || cfg!(miri) || latch.is_a_workers() || !registry.core_left_for_callers() {
         latch.wait();
