@@ -56,9 +56,9 @@ thread_local! {
 }
 
 /// Waits for the latch of a call made from outside `registry`'s pool. A
-/// thread outside any pool spins for [`CALLER_SPIN`] first, where the
-/// machine has a core beyond the pool's workers (the spin then takes no
-/// core a worker needs) and its calls have been short: the last one ended
+/// thread outside any pool spins for [`CALLER_SPIN`] first, on a machine
+/// of more than one core (`registry::callers_may_spin`, the rule in one
+/// place) and if its calls have been short: the last one ended
 /// while it spun, or this is one of the calls that tries again
 /// ([`SPIN_AGAIN_EVERY`]). Calls come one after another (each of rayon's
 /// parallel loops is one, through the rayon-core stand-in), so the last
@@ -69,7 +69,7 @@ thread_local! {
 /// load, with nothing for either to check, and Miri, which runs one thread
 /// at a time, interprets every turn of it while the worker waits its turn.
 fn wait_for_call(registry: &Registry, latch: &OwnerLatch) {
-    if cfg!(loom) || cfg!(miri) || latch.is_a_workers() || !registry.core_left_for_callers() {
+    if cfg!(loom) || cfg!(miri) || latch.is_a_workers() || !registry.callers_may_spin() {
         latch.wait();
         return;
     }
@@ -215,7 +215,7 @@ mod tests {
     use std::time::Duration;
 
     use super::{CALLS_SINCE_A_SHORT_ONE, SPIN_AGAIN_EVERY};
-    use crate::sched::registry::cores;
+    use crate::sched::registry::{callers_may_spin, cores};
     use crate::Pool;
 
     /// Each test runs on a thread of its own, so that the count starts at
@@ -226,37 +226,46 @@ mod tests {
 
     /// A call that outlasts the spin (it sleeps for a hundred times as
     /// long) stops the caller's spin: the count of calls since a short one
-    /// goes up by one a call, through the calls that try again too.
+    /// goes up by one a call, through the calls that try again too. In a
+    /// pool of one worker, and in one of more workers than cores, where
+    /// the caller spins too (a caller that may not spin keeps no count:
+    /// the next test).
     #[test]
     #[cfg_attr(miri, ignore = "sleeps in real time: covered natively")]
     fn calls_longer_than_the_spin_are_counted_and_the_count_goes_on() {
-        if cores() < 2 {
-            // No core beyond one worker's: nobody spins (the next test).
+        if !callers_may_spin(cores()) {
+            return;
+        }
+        for workers in [1, 2 * cores()] {
+            on_a_fresh_thread(|| {
+                let pool = Pool::builder().workers(workers).build().unwrap();
+                assert!(pool.registry().callers_may_spin());
+                assert_eq!(CALLS_SINCE_A_SHORT_ONE.get(), 0);
+                for call in 1..=SPIN_AGAIN_EVERY + 1 {
+                    let value = pool.install(|| {
+                        std::thread::sleep(Duration::from_millis(2));
+                        call
+                    });
+                    assert_eq!(value, call);
+                    assert_eq!(CALLS_SINCE_A_SHORT_ONE.get(), call);
+                }
+            });
+        }
+    }
+
+    /// On a machine of one core the caller parks at once (its spin could
+    /// only delay the worker it waits for), and keeps no count.
+    #[test]
+    #[cfg_attr(miri, ignore = "sleeps in real time: covered natively")]
+    fn a_caller_on_one_core_never_spins() {
+        assert!(!callers_may_spin(1));
+        assert!(callers_may_spin(2));
+        if cores() > 1 {
             return;
         }
         on_a_fresh_thread(|| {
             let pool = Pool::builder().workers(1).build().unwrap();
-            assert!(pool.registry().core_left_for_callers());
-            assert_eq!(CALLS_SINCE_A_SHORT_ONE.get(), 0);
-            for call in 1..=SPIN_AGAIN_EVERY + 1 {
-                let value = pool.install(|| {
-                    std::thread::sleep(Duration::from_millis(2));
-                    call
-                });
-                assert_eq!(value, call);
-                assert_eq!(CALLS_SINCE_A_SHORT_ONE.get(), call);
-            }
-        });
-    }
-
-    /// In a pool with a worker for every core the caller parks at once,
-    /// and keeps no count.
-    #[test]
-    #[cfg_attr(miri, ignore = "sleeps in real time: covered natively")]
-    fn a_caller_of_a_pool_with_no_core_to_spare_never_spins() {
-        on_a_fresh_thread(|| {
-            let pool = Pool::builder().workers(cores()).build().unwrap();
-            assert!(!pool.registry().core_left_for_callers());
+            assert!(!pool.registry().callers_may_spin());
             for _ in 0..3 {
                 pool.install(|| std::thread::sleep(Duration::from_millis(2)));
                 assert_eq!(CALLS_SINCE_A_SHORT_ONE.get(), 0);

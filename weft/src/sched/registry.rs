@@ -300,11 +300,10 @@ pub(crate) struct Registry {
     /// (`linger_after_join`), and only then does a notifier make every wake
     /// itself (sleep.rs, invariant 2).
     workers_fit_cores: bool,
-    /// Whether the machine has a core beyond the workers': then a thread
-    /// outside the pool that waits for a short call may spin on it
-    /// (api/on_workers.rs, `wait_for_call`) without taking a core a worker
-    /// needs.
-    core_left_for_callers: bool,
+    /// Whether a thread outside the pool that waits for a short call may
+    /// spin on it (api/on_workers.rs, `wait_for_call`): see
+    /// [`callers_may_spin`].
+    callers_may_spin: bool,
     epoch: std::time::Instant,
     /// This pool's futures that went pending, for the sweep when it is dropped.
     pub(crate) parked: ParkedTasks,
@@ -342,6 +341,23 @@ pub(crate) fn cores() -> usize {
 /// threads' default policy (threads.rs, `batch_by_default`).
 pub(crate) fn workers_fit_cores(workers: usize, cores: usize) -> bool {
     workers <= cores
+}
+
+/// Whether a thread outside a pool that waits for its call may spin for
+/// it before it parks (api/on_workers.rs, `wait_for_call`, which also asks
+/// that its calls have been short), given the process's `cores`: on any
+/// machine of two cores or more, however many workers the pool has. A
+/// parked caller is woken by a futex wake, which on the VMs this project
+/// measures on reaches a halted core 10-25 us late; in a pool of as many
+/// workers as cores or more, most of them are parked while a short call
+/// runs and their cores halt, and rayon's `any` and `position_any` on weft
+/// took 1.4-1.5x rayon's time at 8 workers on 2 cores while callers parked
+/// at once there, 0.4-0.5x with the spin (docs/RAYON.md, "Session 33").
+/// Where a call does need every core, it ends after the spin and the
+/// caller's next calls park at once. On one core a spin could only delay
+/// the worker it waits for.
+pub(crate) fn callers_may_spin(cores: usize) -> bool {
+    cores > 1
 }
 
 /// [`cores`] as first read in this process, for a caller on a hot path (a
@@ -405,7 +421,7 @@ impl Registry {
             hooks,
             linger_until: AtomicU64::new(0),
             workers_fit_cores,
-            core_left_for_callers: workers < cores,
+            callers_may_spin: callers_may_spin(cores),
             epoch: std::time::Instant::now(),
             parked: ParkedTasks::default(),
         }
@@ -605,10 +621,10 @@ impl Registry {
         }
     }
 
-    /// Whether the machine has a core beyond this pool's workers, on which
-    /// a caller waiting from outside may spin (api/on_workers.rs).
-    pub(crate) fn core_left_for_callers(&self) -> bool {
-        self.core_left_for_callers
+    /// Whether a caller waiting from outside may spin ([`callers_may_spin`],
+    /// for this pool's machine).
+    pub(crate) fn callers_may_spin(&self) -> bool {
+        self.callers_may_spin
     }
 
     /// Where the latest linger window ends, as nanoseconds since `epoch`
