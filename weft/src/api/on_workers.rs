@@ -236,7 +236,7 @@ mod tests {
         if !callers_may_spin(cores()) {
             return;
         }
-        for workers in [1, 2 * cores()] {
+        for workers in [1, (cores() + 1).min(crate::MAX_WORKERS)] {
             on_a_fresh_thread(|| {
                 let pool = Pool::builder().workers(workers).build().unwrap();
                 assert!(pool.registry().callers_may_spin());
