@@ -88,6 +88,10 @@ const CASES: &[(&str, fn())] = &[
         shutdown_races_spawns(Via::SpawnJoining, &[2, 3, 8])
     }),
     (
+        "outside-callers-race-the-drop",
+        outside_callers_race_the_drop,
+    ),
+    (
         "outermost-halves-kept-while-the-pool-drops",
         outermost_halves_kept_while_the_pool_drops,
     ),
@@ -948,6 +952,7 @@ edge_tests! {
     shutdown_races_aborts_of_queued_tasks => "shutdown-races-aborts",
     shutdown_races_spawns_with_many_workers => "shutdown-races-spawns-many-workers",
     shutdown_races_joining_tasks_and_their_bombs => "shutdown-races-joins",
+    outside_callers_spinning_for_short_calls_race_the_drop => "outside-callers-race-the-drop",
     shutdown_races_foreign_wakes_of_parked_futures => "shutdown-races-wakes",
     shutdown_races_aborts_wakes_and_waker_drops_of_futures => "shutdown-races-future-aborts",
     tasks_spawned_by_start_hooks_all_run => "start-hook-spawns",

@@ -1,4 +1,4 @@
-//! Shutdown racing spawns, aborts and wake-ups.
+//! Shutdown racing spawns, aborts, wake-ups and the waits of callers outside the pool.
 
 use super::*;
 
@@ -90,6 +90,125 @@ pub(super) fn shutdown_races_spawns(via: Via, worker_counts: &[usize]) {
             ran.load(SeqCst),
             accepted.load(SeqCst),
             "round {round}: tasks accepted through {via:?} did not all run by the drop",
+        );
+        round += 1;
+    }
+}
+
+/// Threads outside the pool make short calls into it (`install`, `join`,
+/// `scope`, and an `install` whose closure throws a payload that panics on
+/// drop), each waiting for its call's end in the caller's spin, while
+/// other threads spawn through a `Handle`, each worker's start hook spawns
+/// a task, and the pool's last reference is dropped by whichever thread
+/// lets go of it last (a caller right after its last call's wait, or the
+/// main thread). Every call returns its value or its panic, every accepted
+/// spawn and every start hook's task ran once, and the drop returns. The
+/// pools are larger than the machine, where callers spin since session 33
+/// (`registry::callers_may_spin`).
+pub(super) fn outside_callers_race_the_drop() {
+    let cores = thread::available_parallelism().map_or(1, usize::from);
+    let worker_counts = [cores + 1, 8, 64];
+    let started = Instant::now();
+    let mut round = 0;
+    while round < 60 && (round < 6 || started.elapsed() < Duration::from_secs(5)) {
+        let workers = worker_counts[round % worker_counts.len()];
+        let hooks_started = counter();
+        let hook_tasks_ran = counter();
+        let pool = {
+            let hooks_started = Arc::clone(&hooks_started);
+            let hook_tasks_ran = Arc::clone(&hook_tasks_ran);
+            Arc::new(
+                Pool::builder()
+                    .workers(workers)
+                    .on_thread_start(move |_| {
+                        hooks_started.fetch_add(1, SeqCst);
+                        let ran = Arc::clone(&hook_tasks_ran);
+                        weft::spawn(move || bump(&ran));
+                    })
+                    .build()
+                    .unwrap(),
+            )
+        };
+        let callers = 2 + round % 2;
+        let spammers = 2;
+        let barrier = Arc::new(Barrier::new(callers + spammers + 1));
+        let accepted = counter();
+        let ran = counter();
+        let calls = 50 + 25 * (round % 4);
+        let caller_threads: Vec<_> = (0..callers)
+            .map(|caller| {
+                let pool = Arc::clone(&pool);
+                let barrier = Arc::clone(&barrier);
+                thread::spawn(move || {
+                    barrier.wait();
+                    for call in 0..calls {
+                        let value = caller * 10_000 + call;
+                        match call % 4 {
+                            0 => assert_eq!(pool.install(|| value), value),
+                            1 => assert_eq!(pool.join(|| value, || call), (value, call)),
+                            2 => {
+                                let mut seen = 0;
+                                pool.scope(|s| s.spawn(|_| seen = value));
+                                assert_eq!(seen, value);
+                            }
+                            _ => {
+                                let thrown = panic::catch_unwind(AssertUnwindSafe(|| {
+                                    pool.install(throw_bomb)
+                                }));
+                                assert!(forget_panic(thrown), "the bomb's panic was lost");
+                            }
+                        }
+                    }
+                    // The last short call, then this thread's reference
+                    // goes: the pool may drop here, right after the wait.
+                    assert_eq!(pool.install(|| caller), caller);
+                    drop(pool);
+                })
+            })
+            .collect();
+        let spammer_threads: Vec<_> = (0..spammers)
+            .map(|_| {
+                let handle = pool.handle();
+                let barrier = Arc::clone(&barrier);
+                let accepted = Arc::clone(&accepted);
+                let ran = Arc::clone(&ran);
+                thread::spawn(move || {
+                    barrier.wait();
+                    loop {
+                        // At most a few dozen of this round's spawns
+                        // outstanding: the callers' calls queue behind
+                        // them, and the pool drops only after those.
+                        while accepted.load(SeqCst) > ran.load(SeqCst) + 64 {
+                            thread::yield_now();
+                        }
+                        let ran = Arc::clone(&ran);
+                        if handle.spawn(move || bump(&ran)).is_err() {
+                            break;
+                        }
+                        bump(&accepted);
+                    }
+                })
+            })
+            .collect();
+        barrier.wait();
+        thread::sleep(Duration::from_micros(50 * (round % 7) as u64));
+        drop(pool);
+        for caller in caller_threads {
+            caller.join().expect("caller thread");
+        }
+        for spammer in spammer_threads {
+            spammer.join().expect("spammer thread");
+        }
+        assert_eq!(
+            ran.load(SeqCst),
+            accepted.load(SeqCst),
+            "round {round}: spawns accepted while callers spun did not all run by the drop",
+        );
+        assert_eq!(hooks_started.load(SeqCst), workers, "round {round}");
+        assert_eq!(
+            hook_tasks_ran.load(SeqCst),
+            workers,
+            "round {round}: a start hook's task did not run by the drop",
         );
         round += 1;
     }
