@@ -798,19 +798,15 @@ fn parallel_loops_race_the_drop() {
                 );
                 thread::spawn(move || {
                     barrier.wait();
-                    loop {
+                    spawn_until_refused(&handle, &accepted, || {
                         let (ran, wrong) = (Arc::clone(&ran), Arc::clone(&wrong));
-                        let task = move || {
+                        move || {
                             if (0..2_000u64).into_par_iter().sum::<u64>() != 2_000 * 1_999 / 2 {
                                 bump(&wrong);
                             }
                             bump(&ran);
-                        };
-                        if handle.spawn(task).is_err() {
-                            break;
                         }
-                        bump(&accepted);
-                    }
+                    });
                 })
             })
             .collect();

@@ -174,7 +174,7 @@ pub(super) fn outside_callers_race_the_drop() {
                 let ran = Arc::clone(&ran);
                 thread::spawn(move || {
                     barrier.wait();
-                    loop {
+                    spawn_until_refused(&handle, &accepted, || {
                         // At most a few dozen of this round's spawns
                         // outstanding: the callers' calls queue behind
                         // them, and the pool drops only after those.
@@ -182,11 +182,8 @@ pub(super) fn outside_callers_race_the_drop() {
                             thread::yield_now();
                         }
                         let ran = Arc::clone(&ran);
-                        if handle.spawn(move || bump(&ran)).is_err() {
-                            break;
-                        }
-                        bump(&accepted);
-                    }
+                        move || bump(&ran)
+                    });
                 })
             })
             .collect();
@@ -348,6 +345,20 @@ pub(super) fn outermost_halves_kept_while_the_pool_drops() {
 
 pub(super) fn bump(count: &AtomicUsize) {
     count.fetch_add(1, SeqCst);
+}
+
+/// Spawns the tasks `next` makes through `handle` until the pool refuses
+/// one (it was dropped), counting each accepted spawn in `accepted`.
+pub(super) fn spawn_until_refused<F>(
+    handle: &weft::Handle,
+    accepted: &AtomicUsize,
+    mut next: impl FnMut() -> F,
+) where
+    F: FnOnce() + Send + 'static,
+{
+    while handle.spawn(next()).is_ok() {
+        bump(accepted);
+    }
 }
 
 /// A closure that records whether it ran, and whether it was dropped unrun.
