@@ -4,9 +4,10 @@
 //! An iterator that knows its length (`opt_len`: ranges, slices, `map`,
 //! `zip`...) is collected into a `Vec` by writing each piece straight into
 //! its place in the output. One that does not (`filter`) collects each
-//! piece into a `Vec` of its own, and the pieces are joined, in order, once
-//! at the end: one copy of each item, by the pool's workers together when
-//! the output is large. Other collections take each piece's `Vec` in turn;
+//! piece into blocks of [`BLOCK_BYTES`] at most, and the blocks are joined,
+//! in order, once at the end: one copy of each item, by the pool's workers
+//! together when the output is large. Other collections take the blocks'
+//! items in turn;
 //! `Option` and `Result` stop at the first `None` or `Err`, and pairs of
 //! collections (from pairs or [`Either`](super::Either)s) live in
 //! `partition.rs`.
@@ -60,9 +61,9 @@ impl<T: Send> ParallelExtend<T> for Vec<T> {
         match iter.opt_len() {
             Some(len) => collect_exact(&mut iter, len, self),
             None => {
-                let mut pieces = collect_pieces(&mut iter);
+                let mut pieces = collect_blocks(&mut iter);
                 if self.is_empty() && pieces.len() == 1 {
-                    // A `collect`: the one piece becomes the output, uncopied.
+                    // A `collect`: the one block becomes the output, uncopied.
                     *self = pieces.pop_front().unwrap_or_default();
                     return;
                 }
@@ -155,31 +156,42 @@ unsafe impl<T: Send> Send for Source<T> {}
 // SAFETY: as for `Send`.
 unsafe impl<T: Send> Sync for Source<T> {}
 
-/// Every piece's items in a `Vec` of their own, the pieces in order.
+/// Every piece's items in a `Vec` of their own, the pieces in order
+/// (`collect_vec_list`, whose `Vec`s are what its caller keeps).
 pub(crate) fn collect_pieces<I: ParallelIterator>(iter: &mut I) -> LinkedList<Vec<I::Item>> {
-    iter.drive_with(&Pieces)
+    iter.drive_with(&PIECES)
 }
 
-/// Every item of `producer`'s pieces in a `Vec` per piece, in order.
-pub(crate) fn collect_pieces_of<P: Producer>(producer: P) -> LinkedList<Vec<P::Item>>
+/// Every item of `iter`, in order, in blocks of at most [`BLOCK_BYTES`]
+/// (one `Vec` when all fit in one): for a caller that moves the items on
+/// (into one `Vec`, or another collection).
+pub(crate) fn collect_blocks<I: ParallelIterator>(iter: &mut I) -> LinkedList<Vec<I::Item>> {
+    iter.drive_with(&BLOCKS)
+}
+
+/// Every item of `producer`'s pieces, in order, in blocks as
+/// [`collect_blocks`] makes them.
+pub(crate) fn collect_blocks_of<P: Producer>(producer: P) -> LinkedList<Vec<P::Item>>
 where
     P::Item: Send,
 {
-    drive(producer, &Pieces)
+    drive(producer, &BLOCKS)
 }
 
-/// The consumer of [`collect_pieces`]: a `Vec` a piece, in a list.
-struct Pieces;
+/// The consumer of [`collect_pieces`] (`IN_BLOCKS` false: a `Vec` a
+/// piece) and of [`collect_blocks`] (true: a piece's items pushed onto the
+/// list's last block, a new block begun each time one is full).
+struct Gather<const IN_BLOCKS: bool>;
 
-impl<T: Send> Consumer<T> for Pieces {
+/// [`collect_pieces`]' consumer.
+const PIECES: Gather<false> = Gather;
+/// [`collect_blocks`]' consumer.
+const BLOCKS: Gather<true> = Gather;
+
+impl<T: Send, const IN_BLOCKS: bool> Consumer<T> for Gather<IN_BLOCKS> {
     type Result = LinkedList<Vec<T>>;
-    fn fold<It: Iterator<Item = T>>(&self, _offset: usize, items: It) -> Self::Result {
-        let piece = pushed_onto(Vec::new(), items);
-        let mut list = LinkedList::new();
-        if !piece.is_empty() {
-            list.push_back(piece);
-        }
-        list
+    fn fold<It: Iterator<Item = T>>(&self, offset: usize, items: It) -> Self::Result {
+        self.fold_more(LinkedList::new(), offset, items)
     }
     fn reduce(&self, mut left: Self::Result, mut right: Self::Result) -> Self::Result {
         left.append(&mut right);
@@ -188,16 +200,18 @@ impl<T: Send> Consumer<T> for Pieces {
     fn fold_more<It: Iterator<Item = T>>(
         &self,
         mut left: Self::Result,
-        offset: usize,
+        _offset: usize,
         items: It,
     ) -> Self::Result {
-        match left.back_mut() {
-            Some(last) => {
-                *last = pushed_onto(mem::take(last), items);
-                left
+        if IN_BLOCKS {
+            pushed_in_blocks(&mut left, items);
+        } else {
+            let piece = pushed_onto(left.pop_back().unwrap_or_default(), items);
+            if !piece.is_empty() {
+                left.push_back(piece);
             }
-            None => self.fold(offset, items),
         }
+        left
     }
 }
 
@@ -212,6 +226,60 @@ fn pushed_onto<T>(mut piece: Vec<T>, items: impl Iterator<Item = T>) -> Vec<T> {
     piece.reserve(items.size_hint().0);
     items.for_each(|item| piece.push(item));
     piece
+}
+
+/// The most a block of [`collect_blocks`] holds: under glibc's smallest threshold
+/// for a block of its own from the system (128 KiB), so that blocks come
+/// from the allocator's free lists, and all of one size, so that a block
+/// freed by one `collect` is what the next one takes. A piece's `Vec`
+/// grown by doubling instead ends at a size that follows where the loop
+/// happened to split: sizes that change from call to call, which in a
+/// 2-worker pool left filter + collect faulting in fresh pages for
+/// several calls after its first (docs/PARALLEL.md, "Session 34"), and
+/// each doubling copies what the `Vec` held.
+const BLOCK_BYTES: usize = 64 << 10;
+
+/// Items of `T` in a block: at least one, however large an item.
+fn block_items<T>() -> usize {
+    (BLOCK_BYTES / mem::size_of::<T>().max(1)).max(1)
+}
+
+/// `items` pushed onto the end of `list`'s last block and the blocks
+/// after it. A first block grows by doubling up to a full block (a loop
+/// that keeps a few items allocates a few), every later one is made full.
+/// The block being filled is a local moved in and out, as in
+/// [`pushed_onto`], so that its length stays in a register.
+fn pushed_in_blocks<T>(list: &mut LinkedList<Vec<T>>, items: impl Iterator<Item = T>) {
+    let mut block = list.pop_back().unwrap_or_default();
+    if block.capacity() == 0 {
+        block.reserve(items.size_hint().0.min(block_items::<T>()));
+    }
+    items.for_each(|item| {
+        if block.len() == block.capacity() {
+            block = next_block(list, mem::take(&mut block));
+        }
+        block.push(item);
+    });
+    if !block.is_empty() {
+        list.push_back(block);
+    }
+}
+
+/// Room for one more item after `block` filled up: `block` grown (by
+/// doubling, never past a full block), or a new full-size block, with
+/// `block` left at the end of `list`. (`Vec::capacity` of a zero-sized
+/// item is `usize::MAX`: such a block never fills.)
+#[cold]
+#[inline(never)]
+fn next_block<T>(list: &mut LinkedList<Vec<T>>, mut block: Vec<T>) -> Vec<T> {
+    let full = block_items::<T>();
+    if block.capacity() < full {
+        block.reserve_exact(block.capacity().max(4).min(full - block.capacity()));
+        block
+    } else {
+        list.push_back(block);
+        Vec::with_capacity(full)
+    }
 }
 
 /// Writes exactly `len` items into `vec`'s spare room, each piece into its
@@ -319,9 +387,9 @@ impl<T: Send> Consumer<T> for Exact<T> {
     }
 }
 
-/// Every item of `iter`, in order: a `Vec` per piece the driver folded.
+/// Every item of `iter`, in order, gathered in blocks.
 fn pieces<I: IntoParallelIterator>(iter: I) -> impl Iterator<Item = I::Item> {
-    collect_pieces(&mut iter.into_par_iter())
+    collect_blocks(&mut iter.into_par_iter())
         .into_iter()
         .flatten()
 }
@@ -572,8 +640,90 @@ mod tests {
     use std::panic::{self, AssertUnwindSafe};
     use std::sync::atomic::AtomicUsize;
 
-    use super::{Consumer, Exact, Target};
+    use std::collections::LinkedList;
+
+    use super::{block_items, pushed_in_blocks, Consumer, Exact, Target, BLOCKS, BLOCK_BYTES};
     use crate::iter::sources::tests::{assert_each_dropped_once, bombs};
+
+    /// An item of a sixteenth of a block: blocks of 16 items.
+    type Wide = [u64; BLOCK_BYTES / 128];
+
+    fn wide(value: u64) -> Wide {
+        [value; BLOCK_BYTES / 128]
+    }
+
+    #[test]
+    fn blocks_keep_every_item_in_order_and_fill_before_the_next_begins() {
+        assert_eq!(block_items::<Wide>(), 16);
+        // A piece folded in three chunks, the second starting mid-block.
+        let blocks = BLOCKS.fold(0, (0..5).map(wide));
+        let blocks = BLOCKS.fold_more(blocks, 5, (5..40).map(wide));
+        let blocks = BLOCKS.fold_more(blocks, 40, (40..41).map(wide));
+        let lens: Vec<usize> = blocks.iter().map(Vec::len).collect();
+        assert_eq!(lens, [16, 16, 9]);
+        assert!(blocks.iter().all(|block| block.capacity() <= 16));
+        let values: Vec<u64> = blocks.into_iter().flatten().map(|item| item[0]).collect();
+        assert_eq!(values, (0..41).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn a_first_block_grows_only_as_far_as_its_items_need() {
+        // What a loop that keeps three items allocates: room for a few,
+        // not a block (the iterator promises nothing: a filter).
+        let blocks = BLOCKS.fold(0, (0..3u64).filter(|_| true));
+        assert_eq!(blocks.len(), 1);
+        let block = blocks.front().expect("one block");
+        assert_eq!(block.as_slice(), [0, 1, 2]);
+        assert!(block.capacity() < block_items::<u64>());
+    }
+
+    // Not under Miri: no unsafe code runs here, and moving 64 KiB items
+    // or pushing 65,537 zero-sized ones takes it most of a minute.
+    #[test]
+    #[cfg_attr(miri, ignore)]
+    fn items_of_a_block_or_more_take_a_block_each_and_zero_sized_ones_one_block() {
+        let mut list = LinkedList::new();
+        pushed_in_blocks(&mut list, (0..3u8).map(|i| [i; BLOCK_BYTES + 1]));
+        let firsts: Vec<u8> = list.iter().map(|block| block[0][0]).collect();
+        assert_eq!(firsts, [0, 1, 2]);
+        let mut units = LinkedList::new();
+        pushed_in_blocks(&mut units, std::iter::repeat_n((), BLOCK_BYTES + 1));
+        assert_eq!(units.len(), 1);
+        assert_eq!(units.front().map(Vec::len), Some(BLOCK_BYTES + 1));
+    }
+
+    #[test]
+    fn a_panic_midway_drops_every_item_pushed_once() {
+        struct Counted<'a>(&'a AtomicUsize, #[allow(dead_code)] Wide);
+        impl Drop for Counted<'_> {
+            fn drop(&mut self) {
+                self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            }
+        }
+        let drops: Vec<AtomicUsize> = (0..40).map(|_| AtomicUsize::new(0)).collect();
+        let blocks = BLOCKS.fold(0, drops[..20].iter().map(|d| Counted(d, wide(0))));
+        let ran = panic::catch_unwind(AssertUnwindSafe(|| {
+            BLOCKS.fold_more(
+                blocks,
+                20,
+                drops[20..].iter().map(|d| {
+                    if std::ptr::eq(d, &drops[35]) {
+                        panic!("item 35 fails");
+                    }
+                    Counted(d, wide(0))
+                }),
+            )
+        }));
+        assert!(ran.is_err(), "item 35's panic");
+        for (id, count) in drops.iter().enumerate() {
+            let expected = usize::from(id < 35);
+            assert_eq!(
+                count.load(std::sync::atomic::Ordering::SeqCst),
+                expected,
+                "item {id}"
+            );
+        }
+    }
 
     #[test]
     fn written_items_are_all_dropped_when_one_drop_panics() {

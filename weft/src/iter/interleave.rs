@@ -13,7 +13,7 @@
 use std::iter::Fuse;
 
 use super::adapters::{summed_len, ChainProducer, Take};
-use super::collect::collect_pieces_of;
+use super::collect::collect_blocks_of;
 use super::plumbing::Producer;
 use super::sources::{DrainProducer, IntoIter};
 use super::{IndexedParallelIterator, ParallelIterator};
@@ -298,7 +298,7 @@ where
                     producer.len() < usize::MAX,
                     "intersperse of an unindexed iterator over usize::MAX items or more"
                 );
-                self.gathered.vec = collect_pieces_of(producer).into_iter().flatten().collect();
+                self.gathered.vec = collect_blocks_of(producer).into_iter().flatten().collect();
                 ChainProducer::second(self.gathered.producer())
             }
         };
