@@ -415,17 +415,29 @@ impl Pace {
     }
 
     /// How many items the chunk under way may still take.
+    #[inline]
     fn wish(&self) -> usize {
         self.next.saturating_sub(self.done).max(1)
     }
 
     /// After `items` more, where a loop ended within the chunk under way:
-    /// the chunk ends if it has its items.
+    /// the chunk ends if it has its items. Inlined, the chunk's end out of
+    /// line: a `flat_map` of short inner loops calls this once an outer
+    /// item, and a call there made the compiler reload the inner loop's
+    /// vector constants after each one (docs/PARALLEL.md, "Session 34").
+    #[inline]
     fn loop_ended(&mut self, items: usize) {
         self.done = self.done.saturating_add(items);
         if self.done >= self.next {
-            self.chunk_ended(0, self.clock.now());
+            self.loop_ended_chunk();
         }
+    }
+
+    /// [`Pace::loop_ended`]'s end of a chunk.
+    #[cold]
+    #[inline(never)]
+    fn loop_ended_chunk(&mut self) {
+        self.chunk_ended(0, self.clock.now());
     }
 
     /// After a loop whose rate says nothing of the next: its items time
