@@ -857,7 +857,7 @@ fn joins_whose_half_is_stolen(panics: bool) {
 
 // The same race in a pool whose workers fit the cores (at least two): there
 // a join whose second half another worker ran opens a linger window
-// (registry.rs, `linger_after_join`), so searchers keep searching while the
+// (registry.rs, `linger_after_call`), so searchers keep searching while the
 // pool closes; the drop must still return with every task run once.
 #[test]
 fn stolen_halves_in_a_pool_that_fits_the_cores_race_the_pools_drop() {

@@ -113,13 +113,11 @@ where
 }
 
 /// [`join_context_with`] called outside any pool: both closures run in the
-/// global pool while the caller waits. Such calls come one after another
-/// (each of rayon's parallel loops is one, through the rayon-core
-/// stand-in), so the pool's searchers may linger for the next
-/// (`Registry::linger_after_join`), from before the caller
-/// learns of the result: a window opened once the caller has woken would
-/// find the workers parked. Not inlined: the worker path's frame then
-/// holds nothing of this one.
+/// global pool while the caller waits, as a call from outside, after
+/// which the pool lingers for the next (api/on_workers.rs, `install`):
+/// each of rayon's parallel loops is such a call, through the rayon-core
+/// stand-in. Not inlined: the worker path's frame then holds nothing of
+/// this one.
 #[inline(never)]
 fn join_from_outside<A, B, RA, RB>(a: A, b: B, place: fork::Place) -> (RA, RB)
 where
@@ -131,9 +129,7 @@ where
     // `move`: `place` captured by reference would be stored to the frame.
     crate::api::on_workers::install(&crate::api::global::free_function_pool(), move || {
         let worker = WorkerThread::current().expect("install runs on a worker");
-        let out = fork::join_on(worker, a, b, true, place);
-        worker.registry_arc().linger_after_join();
-        out
+        fork::join_on(worker, a, b, true, place)
     })
 }
 
@@ -180,11 +176,11 @@ mod tests {
         let cores = std::thread::available_parallelism().map_or(1, usize::from);
         let fits = Pool::builder().workers(1).build().unwrap();
         let (_, before) = fits.registry().linger_end_and_now();
-        fits.registry().linger_after_join();
+        fits.registry().linger_after_call();
         let (end, _) = fits.registry().linger_end_and_now();
         assert!(end >= before + window_ns(), "1 worker: no window opened");
         let crowded = Pool::builder().workers(cores + 1).build().unwrap();
-        crowded.registry().linger_after_join();
+        crowded.registry().linger_after_call();
         assert_eq!(
             crowded.registry().linger_end_and_now().0,
             0,

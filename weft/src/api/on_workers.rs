@@ -12,7 +12,15 @@ use crate::sched::job::{ClosureJob, JobRef, StackJob};
 use crate::sched::latch::{CountLatch, Latch, OwnerLatch};
 use crate::sched::registry::Registry;
 
-/// Runs `op` on a worker of `registry` and waits for it.
+/// Runs `op` on a worker of `registry` and waits for it. Every call into a
+/// pool from outside it comes here (`install`, and `join`, `scope` and
+/// rayon's loops through the rayon-core stand-in), and programs make such
+/// calls one after another: so as `op` ends the pool may linger for the
+/// next (`Registry::linger_after_call`), from before the caller learns of
+/// the result, since a window opened once the caller has woken would find
+/// the workers parked. A 25 us sequential `op` called over and over took
+/// 73-95 us a call without the window on the 2-core VM, 51-60 with it
+/// (docs/PARALLEL.md, "Session 34").
 pub(crate) fn install<OP, R>(registry: &Arc<Registry>, op: OP) -> R
 where
     OP: FnOnce() -> R + Send,
@@ -21,7 +29,14 @@ where
     if crate::sched::context::worker_of(registry).is_some() {
         return op();
     }
-    let job = StackJob::new(|_migrated| op(), OwnerLatch::for_current_thread());
+    let job = StackJob::new(
+        |_migrated| {
+            let out = op();
+            registry.linger_after_call();
+            out
+        },
+        OwnerLatch::for_current_thread(),
+    );
     // SAFETY: `job` stays on this frame until its latch is set: we wait below.
     // Counted: its owner is outside the pool, so nothing running in the pool
     // keeps the pool from looking drained while the job is queued.
@@ -215,8 +230,39 @@ mod tests {
     use std::time::Duration;
 
     use super::{CALLS_SINCE_A_SHORT_ONE, SPIN_AGAIN_EVERY};
-    use crate::sched::registry::{callers_may_spin, cores};
+    use crate::sched::registry::{callers_may_spin, cores, LINGER_SLACK_NS, LINGER_WINDOW};
     use crate::Pool;
+
+    /// An `install` from outside leaves a pool whose workers fit the cores
+    /// (one worker fits any machine) lingering for the next call, the window
+    /// opened before the call returns; one of more workers than cores does
+    /// not linger. The closure does no parallel work of its own: the call
+    /// alone opens the window.
+    #[test]
+    #[cfg_attr(miri, ignore = "pools of real threads: covered natively")]
+    fn an_install_from_outside_leaves_a_pool_that_fits_the_cores_lingering() {
+        let window = u64::try_from(LINGER_WINDOW.as_nanos()).unwrap();
+        let fits = Pool::builder().workers(1).build().unwrap();
+        let (_, before) = fits.registry().linger_end_and_now();
+        assert_eq!(fits.install(|| 6 * 7), 42);
+        let (end, _) = fits.registry().linger_end_and_now();
+        assert!(
+            end >= before + window - LINGER_SLACK_NS,
+            "1 worker: the window ends at {end} ns, before the call's start ({before} ns) plus the window less its slack"
+        );
+        let crowded = Pool::builder()
+            .workers((cores() + 1).min(crate::MAX_WORKERS))
+            .build()
+            .unwrap();
+        assert_eq!(crowded.install(|| 6 * 7), 42);
+        assert_eq!(
+            crowded.registry().linger_end_and_now().0,
+            0,
+            "{} workers on {} cores opened a window",
+            (cores() + 1).min(crate::MAX_WORKERS),
+            cores()
+        );
+    }
 
     /// Each test runs on a thread of its own, so that the count starts at
     /// zero whatever else the test harness ran on this thread.

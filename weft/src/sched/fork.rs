@@ -205,7 +205,7 @@ where
 /// and whether a stolen half ran shorter than its hand-over
 /// (`latch::SHORT_RUN`), for the next outermost half
 /// (`WorkerThread::note_half_taken`). A join whose half another worker ran
-/// lets the pool linger (`Registry::linger_after_join`): such joins end
+/// lets the pool linger (`Registry::linger_after_call`): such joins end
 /// loops (rayon's, through the rayon-core stand-in), and loops come one
 /// after another.
 #[cold]
@@ -219,7 +219,7 @@ where
     // setter left it.
     worker.note_half_taken(!reclaimed, !reclaimed && job_b.latch().ran_short());
     if !reclaimed {
-        worker.registry_arc().linger_after_join();
+        worker.registry_arc().linger_after_call();
     }
     reclaimed
 }

@@ -196,8 +196,8 @@ impl Latch for OwnerLatch {
                         // A worker that ran another's half of a `join`: that
                         // join, often a loop's, is about to end, and the
                         // next call should find this worker searching, not
-                        // parked (registry.rs, `linger_after_join`).
-                        helper.registry_arc().linger_after_join();
+                        // parked (registry.rs, `linger_after_call`).
+                        helper.registry_arc().linger_after_call();
                     }
                 }
                 Owner::Thread(thread) => {

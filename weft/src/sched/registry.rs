@@ -297,7 +297,7 @@ pub(crate) struct Registry {
     linger_until: AtomicU64,
     /// Whether every worker can have a core of its own: only then does a
     /// `join` the pool took part in open a linger window
-    /// (`linger_after_join`), and only then does a notifier make every wake
+    /// (`linger_after_call`), and only then does a notifier make every wake
     /// itself (sleep.rs, invariant 2).
     workers_fit_cores: bool,
     /// Whether a thread outside the pool that waits for a short call may
@@ -337,7 +337,7 @@ pub(crate) fn cores() -> usize {
 /// Whether every one of a pool's `workers` can have a core of its own,
 /// given the process's `cores` ([`cores`]). Where not, a woken worker
 /// preempts a running thread, which decides the pool's wakes (sleep.rs,
-/// invariant 2), its linger after a `join` (`linger_after_join`) and its
+/// invariant 2), its linger after a `join` (`linger_after_call`) and its
 /// threads' default policy (threads.rs, `batch_by_default`).
 pub(crate) fn workers_fit_cores(workers: usize, cores: usize) -> bool {
     workers <= cores
@@ -593,8 +593,10 @@ impl Registry {
         self.linger_until.fetch_max(until, Ordering::Relaxed);
     }
 
-    /// A `join` the pool took part in is ending: one called from outside
-    /// the pool (its caller blocked on it), or one on a worker whose
+    /// A call the pool took part in is ending: one from outside the pool
+    /// (api/on_workers.rs, `install`, which `join`, `scope` and rayon's
+    /// loops called from outside go through; its caller blocked on it), or
+    /// a `join` on a worker whose
     /// second half another worker ran (sched/fork.rs), where the worker
     /// that ran the half calls this too as it hands the result back
     /// (latch.rs): it finishes before the join's owner does, and a window
@@ -615,7 +617,7 @@ impl Registry {
     /// threads share the cores; an early-exit search (rayon's `find_any` at
     /// 8 workers on 2 cores) then saw 2.1M items a call instead of 340k,
     /// for 4x the time (docs/RAYON.md).
-    pub(crate) fn linger_after_join(&self) {
+    pub(crate) fn linger_after_call(&self) {
         if self.workers_fit_cores {
             self.linger();
         }

@@ -215,16 +215,17 @@
 //!
 //! The spin time itself is the pool's (`Builder::spin`), lengthened for
 //! 50 us (at least 37.5: a window with that much left is not moved) after
-//! a parallel call from outside the pool ended (one of weft's
-//! loops, or a `join`, which is how rayon's loops reach the pool through
-//! the rayon-core stand-in), after a loop called on a worker started to
+//! a call from outside the pool ended (one of weft's loops, or any
+//! `install`, which `join`, `scope` and rayon's loops through the
+//! rayon-core stand-in go through), after a loop called on a worker started to
 //! split, or after a `join` on a worker whose second half another worker
 //! ran (rayon's loops inside `install` end that way; `Registry::linger`,
-//! `linger_after_join`: the next such call then finds its workers awake
+//! `linger_after_call`: the next such call then finds its workers awake
 //! instead of waiting for wake-ups); the worker that ran that half opens
 //! it too, as it sets the join's latch (latch.rs), since it would
-//! otherwise park before the join's owner ends the loop. The two `join` triggers open a window
-//! only where the pool's workers fit the cores (`linger_after_join`).
+//! otherwise park before the join's owner ends the loop. Those last
+//! triggers (`install`'s and the stolen half's) open a window only where
+//! the pool's workers fit the cores (`linger_after_call`).
 //! During that window the bound is one searcher per core, at least one and at most every seat
 //! (`Sleep::with_linger_searching`), instead of `max_searching`: a call
 //! whose caller blocks (`join`) needs that many at once, and a searcher

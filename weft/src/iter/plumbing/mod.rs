@@ -70,7 +70,7 @@
 //! parked: the window opens when a long loop's alone phase ends, when
 //! such a loop ends with pieces taken, and, where the workers fit the
 //! cores, when a piece that migrated ends, as its helper hands the
-//! `join` half back (sched/registry.rs, `linger_after_join`). The last
+//! `join` half back (sched/registry.rs, `linger_after_call`). The last
 //! matters to a loop that outlasts the window: its helpers finish before
 //! its owner, and a window opened only by the owner found them parked (a
 //! loop of 4 long items at 2 workers, called again and again, waited 15
