@@ -170,7 +170,9 @@ impl Model {
                     continue;
                 }
                 match self.sleep.begin_idle_with(index, self.lingering) {
-                    Idle::Search => searching = true,
+                    // Searching from here on: both paths below set the
+                    // flag for what follows.
+                    Idle::Search => {}
                     Idle::Registered => {
                         searching = self.sleep_unless(index, false);
                         continue;
