@@ -787,29 +787,21 @@ fn parallel_loops_race_the_drop() {
         }
         let barrier = Arc::new(Barrier::new(3));
         let (accepted, ran) = (counter(), counter());
-        let spammers: Vec<_> = (0..2)
-            .map(|_| {
-                let handle = pool.handle();
-                let (barrier, accepted, ran, wrong) = (
-                    Arc::clone(&barrier),
-                    Arc::clone(&accepted),
-                    Arc::clone(&ran),
-                    Arc::clone(&wrong),
-                );
-                thread::spawn(move || {
-                    barrier.wait();
-                    spawn_until_refused(&handle, &accepted, || {
-                        let (ran, wrong) = (Arc::clone(&ran), Arc::clone(&wrong));
-                        move || {
-                            if (0..2_000u64).into_par_iter().sum::<u64>() != 2_000 * 1_999 / 2 {
-                                bump(&wrong);
-                            }
-                            bump(&ran);
+        let spammers = spawner_threads(2, &pool, &barrier, {
+            let (accepted, ran, wrong) =
+                (Arc::clone(&accepted), Arc::clone(&ran), Arc::clone(&wrong));
+            move |handle| {
+                spawn_until_refused(&handle, &accepted, || {
+                    let (ran, wrong) = (Arc::clone(&ran), Arc::clone(&wrong));
+                    move || {
+                        if (0..2_000u64).into_par_iter().sum::<u64>() != 2_000 * 1_999 / 2 {
+                            bump(&wrong);
                         }
-                    });
-                })
-            })
-            .collect();
+                        bump(&ran);
+                    }
+                });
+            }
+        });
         barrier.wait();
         thread::sleep(Duration::from_micros(200 * (round % 4) as u64));
         drop(pool);

@@ -48,38 +48,30 @@ pub(super) fn shutdown_races_spawns(via: Via, worker_counts: &[usize]) {
         let barrier = Arc::new(Barrier::new(spammers + 1));
         let accepted = counter();
         let ran = counter();
-        let threads: Vec<_> = (0..spammers)
-            .map(|_| {
-                let handle = pool.handle();
-                let barrier = Arc::clone(&barrier);
-                let accepted = Arc::clone(&accepted);
-                let ran = Arc::clone(&ran);
-                thread::spawn(move || {
-                    barrier.wait();
-                    loop {
-                        let ran = Arc::clone(&ran);
-                        let (refused, runs) = match via {
-                            Via::Spawn => (handle.spawn(move || bump(&ran)).is_err(), 1),
-                            Via::SpawnOn => (handle.spawn_on(0, move || bump(&ran)).is_err(), 1),
-                            Via::SpawnFifo => (handle.spawn_fifo(move || bump(&ran)).is_err(), 1),
-                            Via::SpawnBroadcast => (
-                                handle.spawn_broadcast(move |_| bump(&ran)).is_err(),
-                                workers,
-                            ),
-                            Via::SpawnJoining => {
-                                (handle.spawn(move || joining_task(&ran)).is_err(), 3)
-                            }
-                        };
-                        if refused {
-                            break;
-                        }
-                        accepted.fetch_add(runs, SeqCst);
+        let threads = spawner_threads(spammers, &pool, &barrier, {
+            let (accepted, ran) = (Arc::clone(&accepted), Arc::clone(&ran));
+            move |handle| {
+                loop {
+                    let ran = Arc::clone(&ran);
+                    let (refused, runs) = match via {
+                        Via::Spawn => (handle.spawn(move || bump(&ran)).is_err(), 1),
+                        Via::SpawnOn => (handle.spawn_on(0, move || bump(&ran)).is_err(), 1),
+                        Via::SpawnFifo => (handle.spawn_fifo(move || bump(&ran)).is_err(), 1),
+                        Via::SpawnBroadcast => (
+                            handle.spawn_broadcast(move |_| bump(&ran)).is_err(),
+                            workers,
+                        ),
+                        Via::SpawnJoining => (handle.spawn(move || joining_task(&ran)).is_err(), 3),
+                    };
+                    if refused {
+                        break;
                     }
-                    assert!(handle.is_closed());
-                    assert!(handle.spawn(|| ()).is_err(), "a spawn after the drop");
-                })
-            })
-            .collect();
+                    accepted.fetch_add(runs, SeqCst);
+                }
+                assert!(handle.is_closed());
+                assert!(handle.spawn(|| ()).is_err(), "a spawn after the drop");
+            }
+        });
         barrier.wait();
         thread::sleep(Duration::from_micros(100 * (round % 5) as u64));
         drop(pool);
@@ -166,27 +158,21 @@ pub(super) fn outside_callers_race_the_drop() {
                 })
             })
             .collect();
-        let spammer_threads: Vec<_> = (0..spammers)
-            .map(|_| {
-                let handle = pool.handle();
-                let barrier = Arc::clone(&barrier);
-                let accepted = Arc::clone(&accepted);
-                let ran = Arc::clone(&ran);
-                thread::spawn(move || {
-                    barrier.wait();
-                    spawn_until_refused(&handle, &accepted, || {
-                        // At most a few dozen of this round's spawns
-                        // outstanding: the callers' calls queue behind
-                        // them, and the pool drops only after those.
-                        while accepted.load(SeqCst) > ran.load(SeqCst) + 64 {
-                            thread::yield_now();
-                        }
-                        let ran = Arc::clone(&ran);
-                        move || bump(&ran)
-                    });
-                })
-            })
-            .collect();
+        let spammer_threads = spawner_threads(spammers, &pool, &barrier, {
+            let (accepted, ran) = (Arc::clone(&accepted), Arc::clone(&ran));
+            move |handle| {
+                spawn_until_refused(&handle, &accepted, || {
+                    // At most a few dozen of this round's spawns
+                    // outstanding: the callers' calls queue behind
+                    // them, and the pool drops only after those.
+                    while accepted.load(SeqCst) > ran.load(SeqCst) + 64 {
+                        thread::yield_now();
+                    }
+                    let ran = Arc::clone(&ran);
+                    move || bump(&ran)
+                });
+            }
+        });
         barrier.wait();
         thread::sleep(Duration::from_micros(50 * (round % 7) as u64));
         drop(pool);
@@ -359,6 +345,28 @@ pub(super) fn spawn_until_refused<F>(
     while handle.spawn(next()).is_ok() {
         bump(accepted);
     }
+}
+
+/// `count` threads that each wait at `barrier`, then run `body` with a
+/// handle of `pool`'s: the spawners the shutdown races run beside a drop.
+pub(super) fn spawner_threads<B>(
+    count: usize,
+    pool: &Pool,
+    barrier: &Arc<Barrier>,
+    body: B,
+) -> Vec<thread::JoinHandle<()>>
+where
+    B: Fn(weft::Handle) + Clone + Send + 'static,
+{
+    (0..count)
+        .map(|_| {
+            let (handle, barrier, body) = (pool.handle(), Arc::clone(barrier), body.clone());
+            thread::spawn(move || {
+                barrier.wait();
+                body(handle);
+            })
+        })
+        .collect()
 }
 
 /// A closure that records whether it ran, and whether it was dropped unrun.
