@@ -94,12 +94,14 @@ pub(super) fn shutdown_races_spawns(via: Via, worker_counts: &[usize]) {
 /// a task, and the pool's last reference is dropped by whichever thread
 /// lets go of it last (a caller right after its last call's wait, or the
 /// main thread). Every call returns its value or its panic, every accepted
-/// spawn and every start hook's task ran once, and the drop returns. The
-/// pools are larger than the machine, where callers spin since session 33
+/// spawn and every start hook's task ran once, and the drop returns. A
+/// pool of as many workers as cores lingers after each call (its searchers
+/// keep searching while it drops: api/on_workers.rs, `install`); the
+/// larger ones do not, and there callers spin too since session 33
 /// (`registry::callers_may_spin`).
 pub(super) fn outside_callers_race_the_drop() {
     let cores = thread::available_parallelism().map_or(1, usize::from);
-    let worker_counts = [cores + 1, 8, 64];
+    let worker_counts = [cores, cores + 1, 8, 64];
     let started = Instant::now();
     let mut round = 0;
     while round < 60 && (round < 6 || started.elapsed() < Duration::from_secs(5)) {
