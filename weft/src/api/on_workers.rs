@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use crate::api::task;
 use crate::sched::job::{ClosureJob, JobRef, StackJob};
 use crate::sched::latch::{CountLatch, Latch, OwnerLatch};
-use crate::sched::registry::Registry;
+use crate::sched::registry::{CallerWait, Registry};
 
 /// Runs `op` on a worker of `registry` and waits for it. Every call into a
 /// pool from outside it comes here (`install`, and `join`, `scope` and
@@ -59,6 +59,28 @@ where
 /// 31"). A call that ends within this spin pays no wake at all.
 const CALLER_SPIN: Duration = Duration::from_micros(20);
 
+/// A caller beside a worker for each core (`CallerWait::SpinThenYield`)
+/// spins without yielding only while its calls are shorter than this: a
+/// call about as long as the last one then ends within the spin, while
+/// the worker sharing the caller's core could not have used it for long.
+/// Rayon's sums on weft at 2 workers on 2 cores (us a call, medians of 7
+/// interleaved rounds in one process): over 1k items 4.7-5.1 when the
+/// caller yields at once, 1.6-1.7 with this; 10k 5.6-5.7 and 3.9-4.0;
+/// 100k 17.1-17.4 and 16.7-17.0, where spinning through took 33
+/// (docs/RAYON.md, "Session 35").
+const SPIN_WHILE_CALLS_UNDER: Duration = Duration::from_micros(8);
+
+/// How long a caller beside a worker for each core spins before it
+/// yields between looks, given how long its last call took to end while
+/// it spun: twice that while its calls are short.
+fn pause_before_yielding(last_call: Duration) -> Duration {
+    if last_call < SPIN_WHILE_CALLS_UNDER {
+        last_call * 2
+    } else {
+        Duration::ZERO
+    }
+}
+
 /// After a call that did not end within [`CALLER_SPIN`], the thread's
 /// next calls park at once, except every this many, which spin to find out
 /// whether the calls got short again.
@@ -68,23 +90,30 @@ thread_local! {
     /// Calls from this thread since the last one that ended while it spun
     /// (0: the last one did).
     static CALLS_SINCE_A_SHORT_ONE: Cell<u32> = const { Cell::new(0) };
+    /// How long this thread's last call that it spun for took to end
+    /// while it spun, or the whole spin where it did not.
+    static LAST_CALL: Cell<Duration> = const { Cell::new(Duration::ZERO) };
 }
 
 /// Waits for the latch of a call made from outside `registry`'s pool. A
 /// thread outside any pool spins for [`CALLER_SPIN`] first, on a machine
-/// of more than one core (`registry::callers_may_spin`, the rule in one
-/// place) and if its calls have been short: the last one ended
-/// while it spun, or this is one of the calls that tries again
-/// ([`SPIN_AGAIN_EVERY`]). Calls come one after another (each of rayon's
-/// parallel loops is one, through the rayon-core stand-in), so the last
-/// call's length predicts the next one's, and a thread whose calls last
-/// longer spins in one call of eight, for at most 20 us. A worker of
-/// another pool helps there while it waits (`OwnerLatch::wait`). Under loom
-/// and Miri the caller parks at once: the spin is a clock and a flag's
-/// load, with nothing for either to check, and Miri, which runs one thread
-/// at a time, interprets every turn of it while the worker waits its turn.
+/// of more than one core and if its calls have been short: the last one
+/// ended while it spun, or this is one of the calls that tries again
+/// ([`SPIN_AGAIN_EVERY`]). Where the pool has a worker for each core, it
+/// yields its core between looks, at once or, while its calls are short,
+/// after twice the last one's length ([`pause_before_yielding`];
+/// `registry::caller_wait`, the rule in one place). Calls come one after
+/// another (each of rayon's parallel loops is one, through the rayon-core
+/// stand-in), so the last call's length predicts the next one's, and a
+/// thread whose calls last longer spins in one call of eight, for at most
+/// 20 us. A worker of another pool helps there while it waits
+/// (`OwnerLatch::wait`). Under loom and Miri the caller parks at once: the
+/// spin is a clock and a flag's load, with nothing for either to check,
+/// and Miri, which runs one thread at a time, interprets every turn of it
+/// while the worker waits its turn.
 fn wait_for_call(registry: &Registry, latch: &OwnerLatch) {
-    if cfg!(loom) || cfg!(miri) || latch.is_a_workers() || !registry.callers_may_spin() {
+    let wait = registry.caller_wait();
+    if cfg!(loom) || cfg!(miri) || latch.is_a_workers() || wait == CallerWait::Park {
         latch.wait();
         return;
     }
@@ -92,15 +121,23 @@ fn wait_for_call(registry: &Registry, latch: &OwnerLatch) {
     let mut ended_while_spinning = false;
     if since_short % SPIN_AGAIN_EVERY == 0 {
         let started = Instant::now();
+        let pause = pause_before_yielding(LAST_CALL.get());
         loop {
             if latch.probe() {
                 ended_while_spinning = true;
+                LAST_CALL.set(started.elapsed());
                 break;
             }
-            if started.elapsed() >= CALLER_SPIN {
+            let spun = started.elapsed();
+            if spun >= CALLER_SPIN {
+                LAST_CALL.set(spun);
                 break;
             }
-            std::hint::spin_loop();
+            if wait == CallerWait::SpinThenYield && spun >= pause {
+                std::thread::yield_now();
+            } else {
+                std::hint::spin_loop();
+            }
         }
     }
     if ended_while_spinning {
@@ -229,8 +266,11 @@ impl<T> Copy for SendPtr<T> {}
 mod tests {
     use std::time::Duration;
 
-    use super::{CALLS_SINCE_A_SHORT_ONE, SPIN_AGAIN_EVERY};
-    use crate::sched::registry::{callers_may_spin, cores, LINGER_SLACK_NS, LINGER_WINDOW};
+    use super::{
+        pause_before_yielding, CALLER_SPIN, CALLS_SINCE_A_SHORT_ONE, LAST_CALL, SPIN_AGAIN_EVERY,
+        SPIN_WHILE_CALLS_UNDER,
+    };
+    use crate::sched::registry::{caller_wait, cores, CallerWait, LINGER_SLACK_NS, LINGER_WINDOW};
     use crate::Pool;
 
     /// An `install` from outside leaves a pool whose workers fit the cores
@@ -279,13 +319,13 @@ mod tests {
     #[test]
     #[cfg_attr(miri, ignore = "sleeps in real time: covered natively")]
     fn calls_longer_than_the_spin_are_counted_and_the_count_goes_on() {
-        if !callers_may_spin(cores()) {
+        if cores() == 1 {
             return;
         }
         for workers in [1, (cores() + 1).min(crate::MAX_WORKERS)] {
             on_a_fresh_thread(|| {
                 let pool = Pool::builder().workers(workers).build().unwrap();
-                assert!(pool.registry().callers_may_spin());
+                assert_ne!(pool.registry().caller_wait(), CallerWait::Park);
                 assert_eq!(CALLS_SINCE_A_SHORT_ONE.get(), 0);
                 for call in 1..=SPIN_AGAIN_EVERY + 1 {
                     let value = pool.install(|| {
@@ -299,19 +339,77 @@ mod tests {
         }
     }
 
+    /// On more than one core, a caller yields its core between looks only
+    /// where the pool has a worker for each core, and spins without
+    /// yielding beside fewer or more workers; a call that outlasts the
+    /// spin parks either way, and a pool of each kind answers every call.
+    #[test]
+    #[cfg_attr(miri, ignore = "sleeps in real time: covered natively")]
+    fn a_caller_yields_its_core_only_beside_a_worker_for_each_core() {
+        assert_eq!(caller_wait(1, 2), CallerWait::Spin);
+        assert_eq!(caller_wait(3, 4), CallerWait::Spin);
+        assert_eq!(caller_wait(2, 2), CallerWait::SpinThenYield);
+        assert_eq!(caller_wait(16, 16), CallerWait::SpinThenYield);
+        assert_eq!(caller_wait(3, 2), CallerWait::Spin);
+        assert_eq!(caller_wait(8, 2), CallerWait::Spin);
+        if cores() == 1 {
+            return;
+        }
+        for (workers, wait) in [
+            (cores() - 1, CallerWait::Spin),
+            (cores(), CallerWait::SpinThenYield),
+            ((cores() + 1).min(crate::MAX_WORKERS), CallerWait::Spin),
+        ] {
+            on_a_fresh_thread(|| {
+                let pool = Pool::builder().workers(workers).build().unwrap();
+                assert_eq!(pool.registry().caller_wait(), wait, "{workers} workers");
+                for call in 0..3 * SPIN_AGAIN_EVERY {
+                    assert_eq!(pool.install(|| call * 2), call * 2);
+                }
+                pool.install(|| std::thread::sleep(Duration::from_millis(2)));
+                assert!(CALLS_SINCE_A_SHORT_ONE.get() >= 1);
+            });
+        }
+    }
+
+    /// A caller beside a worker for each core spins without yielding for
+    /// twice its last call while its calls are short, and yields at once
+    /// after a long one; a call that outlasts the spin counts as long.
+    #[test]
+    #[cfg_attr(miri, ignore = "sleeps in real time: covered natively")]
+    fn a_caller_yields_at_once_after_a_long_call() {
+        let us = Duration::from_micros;
+        assert_eq!(pause_before_yielding(Duration::ZERO), Duration::ZERO);
+        assert_eq!(pause_before_yielding(us(3)), us(6));
+        assert_eq!(
+            pause_before_yielding(SPIN_WHILE_CALLS_UNDER),
+            Duration::ZERO
+        );
+        assert_eq!(pause_before_yielding(CALLER_SPIN), Duration::ZERO);
+        if cores() == 1 {
+            return;
+        }
+        on_a_fresh_thread(|| {
+            let pool = Pool::builder().workers(cores()).build().unwrap();
+            pool.install(|| std::thread::sleep(Duration::from_millis(2)));
+            assert!(LAST_CALL.get() >= CALLER_SPIN, "{:?}", LAST_CALL.get());
+        });
+    }
+
     /// On a machine of one core the caller parks at once (its spin could
     /// only delay the worker it waits for), and keeps no count.
     #[test]
     #[cfg_attr(miri, ignore = "sleeps in real time: covered natively")]
     fn a_caller_on_one_core_never_spins() {
-        assert!(!callers_may_spin(1));
-        assert!(callers_may_spin(2));
+        for workers in [1, 2, 8] {
+            assert_eq!(caller_wait(workers, 1), CallerWait::Park);
+        }
         if cores() > 1 {
             return;
         }
         on_a_fresh_thread(|| {
             let pool = Pool::builder().workers(1).build().unwrap();
-            assert!(!pool.registry().callers_may_spin());
+            assert_eq!(pool.registry().caller_wait(), CallerWait::Park);
             for _ in 0..3 {
                 pool.install(|| std::thread::sleep(Duration::from_millis(2)));
                 assert_eq!(CALLS_SINCE_A_SHORT_ONE.get(), 0);

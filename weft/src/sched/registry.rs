@@ -300,10 +300,9 @@ pub(crate) struct Registry {
     /// (`linger_after_call`), and only then does a notifier make every wake
     /// itself (sleep.rs, invariant 2).
     workers_fit_cores: bool,
-    /// Whether a thread outside the pool that waits for a short call may
-    /// spin on it (api/on_workers.rs, `wait_for_call`): see
-    /// [`callers_may_spin`].
-    callers_may_spin: bool,
+    /// How a thread outside the pool waits for its call
+    /// (api/on_workers.rs, `wait_for_call`): see [`caller_wait`].
+    caller_wait: CallerWait,
     epoch: std::time::Instant,
     /// This pool's futures that went pending, for the sweep when it is dropped.
     pub(crate) parked: ParkedTasks,
@@ -343,21 +342,57 @@ pub(crate) fn workers_fit_cores(workers: usize, cores: usize) -> bool {
     workers <= cores
 }
 
-/// Whether a thread outside a pool that waits for its call may spin for
-/// it before it parks (api/on_workers.rs, `wait_for_call`, which also asks
-/// that its calls have been short), given the process's `cores`: on any
-/// machine of two cores or more, however many workers the pool has. A
-/// parked caller is woken by a futex wake, which on the VMs this project
-/// measures on reaches a halted core 10-25 us late; in a pool of as many
-/// workers as cores or more, most of them are parked while a short call
-/// runs and their cores halt, and rayon's `any` and `position_any` on weft
-/// took 1.4-1.5x rayon's time at 8 workers on 2 cores while callers parked
-/// at once there, 0.4-0.5x with the spin (docs/RAYON.md, "Session 33").
-/// Where a call does need every core, it ends after the spin and the
-/// caller's next calls park at once. On one core a spin could only delay
-/// the worker it waits for.
-pub(crate) fn callers_may_spin(cores: usize) -> bool {
-    cores > 1
+/// How a thread outside a pool waits for its call (api/on_workers.rs,
+/// `wait_for_call`, which also asks that its calls have been short).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum CallerWait {
+    /// Parks at once: on one core a spin could only delay the worker it
+    /// waits for.
+    Park,
+    /// Spins, then parks: on the core the pool's workers leave it (fewer
+    /// workers than cores), or beside workers that park as the call ends
+    /// (more workers than cores: no linger window opens).
+    Spin,
+    /// Spins while its calls are short (api/on_workers.rs,
+    /// `pause_before_yielding`), then yields its core between looks, then
+    /// parks: the pool has a worker for each core, and after a call one of
+    /// them searches on the caller's core in the linger window.
+    SpinThenYield,
+}
+
+/// How a thread outside a pool of `workers` waits for its call, given the
+/// process's `cores` ([`cores`]). A parked caller is woken by a futex
+/// wake, which on the VMs this project measures on reaches a halted core
+/// 10-25 us late, so on any machine of two cores or more the caller spins
+/// first, however many workers the pool has: in a pool of as many workers
+/// as cores or more, most of them are parked while a short call runs and
+/// their cores halt, and rayon's `any` and `position_any` on weft took
+/// 1.4-1.5x rayon's time at 8 workers on 2 cores while callers parked at
+/// once there, 0.4-0.5x with the spin (docs/RAYON.md, "Session 33").
+///
+/// Where a pool has a worker for each core, the caller shares a core with
+/// one of them, and a plain spin holds that core from it: rayon's 100k
+/// sum on weft at 2 workers on 2 cores took 1.35x rayon's time, its
+/// halves ending 14 us into the call and the caller back 16 us later. A
+/// caller that parked there waited as long: the worker searching on its
+/// core in the linger window kept the core, yielding or not (our reading:
+/// the kernel's EEVDF queue puts a woken thread ahead only while its lag
+/// is positive, which a caller's short bursts beside a busy thread do
+/// not leave it). A caller that yields between looks stays runnable: it
+/// gives the core to the worker while the worker has work, and takes it
+/// back at the worker's first yield once the call ends (the caller back
+/// 1.8 us after the halves; docs/RAYON.md, "Session 35"). In
+/// a pool of more workers than cores no window opens, the workers park as
+/// the call ends, and yielding made rayon's 1k and 10k sums on weft at 3
+/// and 8 workers on 2 cores 1.1-1.3x slower with nothing gained on 100k.
+pub(crate) fn caller_wait(workers: usize, cores: usize) -> CallerWait {
+    if cores <= 1 {
+        CallerWait::Park
+    } else if workers == cores {
+        CallerWait::SpinThenYield
+    } else {
+        CallerWait::Spin
+    }
 }
 
 /// [`cores`] as first read in this process, for a caller on a hot path (a
@@ -421,7 +456,7 @@ impl Registry {
             hooks,
             linger_until: AtomicU64::new(0),
             workers_fit_cores,
-            callers_may_spin: callers_may_spin(cores),
+            caller_wait: caller_wait(workers, cores),
             epoch: std::time::Instant::now(),
             parked: ParkedTasks::default(),
         }
@@ -623,10 +658,10 @@ impl Registry {
         }
     }
 
-    /// Whether a caller waiting from outside may spin ([`callers_may_spin`],
-    /// for this pool's machine).
-    pub(crate) fn callers_may_spin(&self) -> bool {
-        self.callers_may_spin
+    /// How a caller waits from outside ([`caller_wait`], for this pool
+    /// on its machine).
+    pub(crate) fn caller_wait(&self) -> CallerWait {
+        self.caller_wait
     }
 
     /// Where the latest linger window ends, as nanoseconds since `epoch`

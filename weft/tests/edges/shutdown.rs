@@ -98,7 +98,7 @@ pub(super) fn shutdown_races_spawns(via: Via, worker_counts: &[usize]) {
 /// pool of as many workers as cores lingers after each call (its searchers
 /// keep searching while it drops: api/on_workers.rs, `install`); the
 /// larger ones do not, and there callers spin too since session 33
-/// (`registry::callers_may_spin`).
+/// (`registry::caller_wait`).
 pub(super) fn outside_callers_race_the_drop() {
     let cores = thread::available_parallelism().map_or(1, usize::from);
     let worker_counts = [cores, cores + 1, 8, 64];
