@@ -121,7 +121,12 @@ fn wait_for_call(registry: &Registry, latch: &OwnerLatch) {
     let mut ended_while_spinning = false;
     if since_short % SPIN_AGAIN_EVERY == 0 {
         let started = Instant::now();
-        let pause = pause_before_yielding(LAST_CALL.get());
+        // Beside fewer or more workers than cores the caller never yields:
+        // its pause outlasts the spin.
+        let pause = match wait {
+            CallerWait::SpinThenYield => pause_before_yielding(LAST_CALL.get()),
+            CallerWait::Spin | CallerWait::Park => CALLER_SPIN,
+        };
         loop {
             if latch.probe() {
                 ended_while_spinning = true;
@@ -133,7 +138,7 @@ fn wait_for_call(registry: &Registry, latch: &OwnerLatch) {
                 LAST_CALL.set(spun);
                 break;
             }
-            if wait == CallerWait::SpinThenYield && spun >= pause {
+            if spun >= pause {
                 std::thread::yield_now();
             } else {
                 std::hint::spin_loop();
