@@ -16,8 +16,11 @@
 //! there is anything to share. The pivot is the median of a sample of up
 //! to 63, so that the top splits are even: below them idle workers take
 //! halves, but a lopsided split idles a worker until the next one.
-//! Recursion stops at pieces of about `len / (8 * workers)`, enough for
-//! stealing to even out the sides' sizes. As in pdqsort, a side whose
+//! The `join`s stop at pieces of about `len / (8 * workers)`, enough for
+//! stealing to even out the sides' sizes; std's sort takes those pieces
+//! whole, but for elements larger than two words, which our partition
+//! goes on splitting (sequentially) down to a few thousand, since std's
+//! sort is slower on those (`STD_SORTS_PIECES_UP_TO`). As in pdqsort, a side whose
 //! pivot equals the pivot bounding it on the left (so that is its least
 //! element) is split into "equal" and "greater" instead, so duplicates
 //! cost a pass, not a blow-up; and after `log2(len)` lopsided splits a
@@ -74,6 +77,23 @@ const MERGESORT_PIECES: usize = 4;
 
 /// Merges no longer than this run sequentially.
 const SEQUENTIAL_MERGE: usize = 8192;
+
+/// Elements larger than this (two words) are not left to std's unstable
+/// sort in large pieces: our block partition goes on splitting a piece,
+/// with no `join`, down to [`OWN_PARTITION_LEAF`]. std's sort is tuned
+/// for small elements, and moves each element of a larger type several
+/// times a pass where the block partition swaps only the misplaced ones.
+/// One thread, 2-5M random elements by a `u64` key (AMD EPYC, medians of
+/// 5; docs/PARALLEL.md, "Session 36"), our partition down to 4096 over
+/// std's sort alone: 4- and 8-byte integers 1.08x and 1.09x, 16-byte
+/// records 0.97x, 24-, 32- and 64-byte records 0.87x, 0.91x and 0.87x,
+/// `String`s 0.86x.
+const STD_SORTS_PIECES_UP_TO: usize = 2 * std::mem::size_of::<usize>();
+
+/// Where the sequential partitions of larger elements
+/// ([`STD_SORTS_PIECES_UP_TO`]) leave off for std's sort: 1024-16384 read
+/// within 3% of each other.
+const OWN_PARTITION_LEAF: usize = 4096;
 
 /// The plain passes (the presorted check, the reversal) split no further
 /// than this: they cost about a nanosecond an element, so a piece is still
@@ -328,7 +348,8 @@ impl<T: Send> ParallelSliceMut<T> for [T] {
             return;
         }
         crate::api::global::in_worker(|| {
-            unstable_sort(self, &compare, Sizes::new(self.len(), QUICKSORT_PIECES));
+            let sizes = Sizes::new(self.len(), QUICKSORT_PIECES);
+            unstable_sort(self, &compare, sizes.own_partitions_for::<T>());
         });
     }
 
@@ -345,10 +366,15 @@ impl<T: Send> ParallelSliceMut<T> for [T] {
 /// small inputs (all Miri can afford) go through the parallel paths.
 #[derive(Clone, Copy, Debug)]
 struct Sizes {
-    /// Pieces this long or shorter go to std's sorts.
+    /// Pieces this long or shorter are sorted with no `join`.
     piece: usize,
     /// Merges this long or shorter run sequentially.
     merge: usize,
+    /// The unstable sort's slices this long or shorter go to std's sort;
+    /// longer ones are partitioned first (sequentially, once no longer
+    /// than `piece`). At least `piece` but for large elements
+    /// ([`Sizes::own_partitions_for`]).
+    leaf: usize,
 }
 
 impl Sizes {
@@ -364,6 +390,21 @@ impl Sizes {
         Sizes {
             piece,
             merge: SEQUENTIAL_MERGE,
+            leaf: piece,
+        }
+    }
+
+    /// These sizes for an unstable sort of `T`: elements larger than
+    /// [`STD_SORTS_PIECES_UP_TO`] are partitioned by us down to
+    /// [`OWN_PARTITION_LEAF`], where std's sort would be slower.
+    fn own_partitions_for<T>(self) -> Sizes {
+        if std::mem::size_of::<T>() > STD_SORTS_PIECES_UP_TO {
+            Sizes {
+                leaf: OWN_PARTITION_LEAF,
+                ..self
+            }
+        } else {
+            self
         }
     }
 }

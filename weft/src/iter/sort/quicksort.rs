@@ -12,7 +12,7 @@ where
     T: Send,
     F: Fn(&T, &T) -> Ordering + Sync,
 {
-    if size_of::<T>() == 0 || v.len() <= sizes.piece {
+    if size_of::<T>() == 0 || v.len() <= sizes.piece.min(sizes.leaf) {
         v.sort_unstable_by(compare);
         return;
     }
@@ -20,25 +20,27 @@ where
         return;
     }
     let limit = usize::BITS - v.len().leading_zeros();
-    quicksort(v, compare, None, limit, sizes.piece);
+    quicksort(v, compare, None, limit, sizes);
 }
 
 /// Sorts `v`, every element of which is at least `floor` (when given): the
 /// pivot of the split that made `v` its right side. (A `&mut`, so that it
-/// may cross to another worker with `T` only `Send`.)
+/// may cross to another worker with `T` only `Send`.) Splits with a `join`
+/// while a side is longer than `sizes.piece`, then sequentially down to
+/// `sizes.leaf`, where std's sort takes over.
 pub(super) fn quicksort<'a, T, F>(
     mut v: &'a mut [T],
     compare: &F,
     mut floor: Option<&'a mut T>,
     mut limit: u32,
-    piece: usize,
+    sizes: Sizes,
 ) where
     T: Send,
     F: Fn(&T, &T) -> Ordering + Sync,
 {
     loop {
         let len = v.len();
-        if len <= piece || limit == 0 {
+        if len <= sizes.leaf || limit == 0 {
             v.sort_unstable_by(compare);
             return;
         }
@@ -66,17 +68,24 @@ pub(super) fn quicksort<'a, T, F>(
         if left.len().min(right.len()) < len / 8 {
             limit -= 1;
         }
-        if left.len() <= piece && right.len() <= piece {
-            left.sort_unstable_by(compare);
+        if left.len() > sizes.piece || right.len() > sizes.piece {
+            crate::join(
+                || quicksort(left, compare, floor, limit, sizes),
+                || quicksort(right, compare, Some(pivot), limit, sizes),
+            );
+            return;
+        }
+        // No `join` below here: the shorter side first, by recursion, so
+        // the stack grows by at most `log2(len)` frames, the longer one in
+        // this loop.
+        if left.len() <= right.len() {
+            quicksort(left, compare, floor, limit, sizes);
             v = right;
             floor = Some(pivot);
-            continue;
+        } else {
+            quicksort(right, compare, Some(pivot), limit, sizes);
+            v = left;
         }
-        crate::join(
-            || quicksort(left, compare, floor, limit, piece),
-            || quicksort(right, compare, Some(pivot), limit, piece),
-        );
-        return;
     }
 }
 

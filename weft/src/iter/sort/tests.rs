@@ -10,7 +10,20 @@ use crate::prelude::*;
 
 /// Sizes that cut even tiny slices into pieces, so that Miri's small
 /// inputs go through the joins, the buffer and the parallel merge.
-const TINY: Sizes = Sizes { piece: 3, merge: 4 };
+const TINY: Sizes = Sizes {
+    piece: 3,
+    merge: 4,
+    leaf: 3,
+};
+
+/// Sizes under which the unstable sort splits by `join` down to 9 and
+/// then by its own sequential partitions down to 2, as it does for large
+/// elements (`Sizes::own_partitions_for`).
+const TINY_OWN_PARTITIONS: Sizes = Sizes {
+    piece: 9,
+    merge: 4,
+    leaf: 2,
+};
 
 struct Rng(u64);
 
@@ -109,12 +122,69 @@ fn sorts_like_std_cut_fine() {
             let mut v = input.clone();
             in_worker(|| unstable_sort(&mut v, &u32::cmp, TINY));
             assert_eq!(v, expected, "unstable, len {len}");
+            let mut v = input.clone();
+            in_worker(|| unstable_sort(&mut v, &u32::cmp, TINY_OWN_PARTITIONS));
+            assert_eq!(v, expected, "unstable, own partitions, len {len}");
             // Past the presorted check and with no allowance for
             // lopsided splits, too.
             for limit in [0, 1, 40] {
+                for sizes in [TINY, TINY_OWN_PARTITIONS] {
+                    let mut v = input.clone();
+                    in_worker(|| quicksort(&mut v, &u32::cmp, None, limit, sizes));
+                    assert_eq!(
+                        v, expected,
+                        "quicksort, len {len}, limit {limit}, {sizes:?}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// An element larger than two words, which the unstable sort partitions
+/// itself below the pieces it shares (`Sizes::own_partitions_for`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Wide {
+    key: u32,
+    tag: [u64; 3],
+}
+
+#[test]
+fn sorts_large_elements_like_std() {
+    let mut rng = Rng(0x0dd_c0ff_ee15_600d);
+    let mut lens = lengths();
+    lens.push(scale(20_000, 40));
+    for len in lens {
+        for keys in shapes(len, &mut rng) {
+            let input: Vec<Wide> = keys
+                .iter()
+                .enumerate()
+                .map(|(i, &key)| Wide {
+                    key,
+                    tag: [i as u64, u64::from(key) ^ 7, !(i as u64)],
+                })
+                .collect();
+            // Equal keys may come out in any order: compare the keys in
+            // order and the elements as a set.
+            let mut expected = input.clone();
+            expected.sort();
+            let expected_keys: Vec<u32> = expected.iter().map(|w| w.key).collect();
+            let check = |mut v: Vec<Wide>, how: &str| {
+                let keys: Vec<u32> = v.iter().map(|w| w.key).collect();
+                assert_eq!(keys, expected_keys, "{how}, len {len}");
+                v.sort();
+                assert_eq!(v, expected, "{how}: a permutation, len {len}");
+            };
+            let mut v = input.clone();
+            v.par_sort_unstable_by_key(|w| w.key);
+            check(v, "par_sort_unstable_by_key");
+            let mut v = input.clone();
+            v.par_sort_unstable();
+            assert_eq!(v, expected, "par_sort_unstable, len {len}");
+            for sizes in [TINY, TINY_OWN_PARTITIONS] {
                 let mut v = input.clone();
-                in_worker(|| quicksort(&mut v, &u32::cmp, None, limit, 3));
-                assert_eq!(v, expected, "quicksort, len {len}, limit {limit}");
+                in_worker(|| unstable_sort(&mut v, &|a: &Wide, b: &Wide| a.key.cmp(&b.key), sizes));
+                check(v, &format!("{sizes:?}"));
             }
         }
     }
@@ -211,10 +281,12 @@ fn sorts_zero_sized() {
 
 /// An element that counts how many of its kind are alive, and owns a
 /// heap allocation (so that Miri sees a double drop or a use after
-/// drop).
+/// drop). Three words, so that the unstable sort partitions it itself
+/// below the pieces it shares (`Sizes::own_partitions_for`).
 struct Tracked {
     key: Box<u32>,
     live: Arc<AtomicIsize>,
+    _third_word: usize,
 }
 
 impl Tracked {
@@ -223,6 +295,7 @@ impl Tracked {
         Tracked {
             key: Box::new(key),
             live: Arc::clone(live),
+            _third_word: 0,
         }
     }
 }
@@ -237,9 +310,12 @@ type Compare<'c> = &'c (dyn Fn(&Tracked, &Tracked) -> Ordering + Sync);
 
 type Sort<'s> = &'s dyn Fn(&mut [Tracked], Compare<'_>);
 
-/// The four ways in: both sorts, through the public methods and cut
-/// fine.
+/// The five ways in: both sorts, through the public methods and cut
+/// fine, the unstable one with its own sequential partitions too.
 fn each_sort(len: usize, check: impl Fn(usize, Sort<'_>)) {
+    check(len, &|v, compare| {
+        in_worker(|| unstable_sort(v, &compare, TINY_OWN_PARTITIONS))
+    });
     check(len, &|v, compare| v.par_sort_by(compare));
     check(len, &|v, compare| v.par_sort_unstable_by(compare));
     check(len, &|v, compare| {
