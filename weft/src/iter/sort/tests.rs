@@ -243,6 +243,43 @@ fn partition_splits_by_the_predicate() {
     }
 }
 
+/// Past two blocks (256 elements), where the block partition swaps
+/// misplaced elements recorded by offset: elements that own heap memory,
+/// so that Miri, too, runs the blocks' path (the other tests' lengths
+/// under Miri stay below it), and every one dropped once.
+#[test]
+fn partition_moves_owned_elements_across_blocks() {
+    let mut rng = Rng(0x0b10_c4ed_5eed_0001);
+    let lens = if cfg!(miri) {
+        vec![256, 300, 520]
+    } else {
+        vec![256, 257, 300, 511, 512, 700, 5000]
+    };
+    for len in lens {
+        let keys: Vec<u32> = (0..len).map(|_| rng.below(100)).collect();
+        for cut in [0, 1, 37, 50, 99, 100] {
+            let live = Arc::new(AtomicIsize::new(0));
+            let mut v: Vec<Tracked> = keys.iter().map(|&k| Tracked::new(k, &live)).collect();
+            let mid = partition(&mut v, |t| *t.key < cut);
+            assert!(
+                v[..mid].iter().all(|t| *t.key < cut),
+                "len {len}, cut {cut}"
+            );
+            assert!(
+                v[mid..].iter().all(|t| *t.key >= cut),
+                "len {len}, cut {cut}"
+            );
+            let mut after: Vec<u32> = v.iter().map(|t| *t.key).collect();
+            after.sort();
+            let mut before = keys.clone();
+            before.sort();
+            assert_eq!(after, before, "a permutation, len {len}, cut {cut}");
+            drop(v);
+            assert_eq!(live.load(Relaxed), 0, "each dropped once, len {len}");
+        }
+    }
+}
+
 #[test]
 fn split_for_merge_keeps_order() {
     let mut rng = Rng(0x0bad_cafe_1234_5678);
