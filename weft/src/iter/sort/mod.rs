@@ -20,7 +20,7 @@
 //! stealing to even out the sides' sizes; std's sort takes those pieces
 //! whole, but for elements larger than two words, which our partition
 //! goes on splitting (sequentially) down to a few thousand, since std's
-//! sort is slower on those (`STD_SORTS_PIECES_UP_TO`). As in pdqsort, a side whose
+//! sort is slower on those (`STD_SORTS_ELEMENT_BYTES_UP_TO`). As in pdqsort, a side whose
 //! pivot equals the pivot bounding it on the left (so that is its least
 //! element) is split into "equal" and "greater" instead, so duplicates
 //! cost a pass, not a blow-up; and after `log2(len)` lopsided splits a
@@ -88,10 +88,10 @@ const SEQUENTIAL_MERGE: usize = 8192;
 /// std's sort alone: 4- and 8-byte integers 1.08x and 1.09x, 16-byte
 /// records 0.97x, 24-, 32- and 64-byte records 0.87x, 0.91x and 0.87x,
 /// `String`s 0.86x.
-const STD_SORTS_PIECES_UP_TO: usize = 2 * std::mem::size_of::<usize>();
+const STD_SORTS_ELEMENT_BYTES_UP_TO: usize = 2 * std::mem::size_of::<usize>();
 
 /// Where the sequential partitions of larger elements
-/// ([`STD_SORTS_PIECES_UP_TO`]) leave off for std's sort: 1024-16384 read
+/// ([`STD_SORTS_ELEMENT_BYTES_UP_TO`]) leave off for std's sort: 1024-16384 read
 /// within 3% of each other.
 const OWN_PARTITION_LEAF: usize = 4096;
 
@@ -395,10 +395,10 @@ impl Sizes {
     }
 
     /// These sizes for an unstable sort of `T`: elements larger than
-    /// [`STD_SORTS_PIECES_UP_TO`] are partitioned by us down to
+    /// [`STD_SORTS_ELEMENT_BYTES_UP_TO`] are partitioned by us down to
     /// [`OWN_PARTITION_LEAF`], where std's sort would be slower.
     fn own_partitions_for<T>(self) -> Sizes {
-        if std::mem::size_of::<T>() > STD_SORTS_PIECES_UP_TO {
+        if std::mem::size_of::<T>() > STD_SORTS_ELEMENT_BYTES_UP_TO {
             Sizes {
                 leaf: OWN_PARTITION_LEAF,
                 ..self
