@@ -311,6 +311,19 @@
 //! `sleepers` (under the lock) owns its wake-up and delivers exactly one [`Wake`],
 //! and every removal adjusts `sleeping` in the same critical section, so the count
 //! cannot drift (the trap of a wake path that bypasses the idle accounting).
+//!
+//! # Which sleeper a wake takes
+//!
+//! Any: every count above is of sleepers, never of a particular one, so
+//! the choice moves no invariant. It is made for where the kernel will run
+//! the woken thread ([`Sleep::take_sleeper`]): each sleeper records the CPU
+//! it registered on, and a wake made by a worker (which runs on after it)
+//! prefers a sleeper that registered on another CPU than the waker's, one
+//! made from outside the pools (which usually blocks next) a sleeper that
+//! registered on the waker's, each among the newest few, else the newest.
+//! The record is a relaxed hint outside the protocol's state; loom does not
+//! model it, and where the CPU is unknown (Miri, loom, other systems) a
+//! wake takes the newest sleeper.
 
 use crate::facade::{fence, lock, wait, AtomicBool, AtomicU64, Condvar, Mutex, Ordering};
 use crossbeam_utils::CachePadded;
@@ -328,6 +341,65 @@ const SLEEPING_BITS: u64 = FIELD_MASK << (2 * FIELD_BITS);
 /// looks for its own task (more if it is the last one in flight), with
 /// [`Wakes::Tree`].
 const WAKE_FANOUT: u64 = 2;
+
+/// How many of the newest sleepers a wake looks at for one that registered
+/// on another CPU than its waker's ([`Sleep::take_sleeper`]): the look is
+/// under the sleepers' lock, so it stays short however many workers sleep.
+const SLEEPERS_LOOKED_AT: usize = 8;
+
+/// The CPU the calling thread runs on, or `u32::MAX` where it is not known.
+/// On Linux `sched_getcpu` reads it without a system call (the vDSO or the
+/// thread's rseq area). Miri cannot call it and loom models no CPUs: there
+/// it is unknown, and wakes take the newest sleeper as they always did.
+pub(crate) fn current_cpu() -> u32 {
+    #[cfg(all(target_os = "linux", not(miri), not(loom)))]
+    {
+        // SAFETY: `sched_getcpu` takes no arguments and touches no memory of
+        // ours; it returns -1 on failure, which the conversion turns into
+        // "unknown".
+        let cpu = unsafe { libc::sched_getcpu() };
+        u32::try_from(cpu).unwrap_or(u32::MAX)
+    }
+    #[cfg(not(all(target_os = "linux", not(miri), not(loom))))]
+    {
+        u32::MAX
+    }
+}
+
+/// Where a wake made now would like its sleeper to run, by the CPU each
+/// sleeper registered on ([`Sleep::take_sleeper`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Steer {
+    /// The waker's CPU (`u32::MAX`: unknown, no preference).
+    waker_cpu: u32,
+    /// Away from the waker's CPU, or onto it.
+    away: bool,
+}
+
+impl Steer {
+    /// The preference for a wake made by the calling thread. A worker goes
+    /// on running after its wake (the rest of its task, or its search), so
+    /// a sleeper queued beside it would wait: away. A thread outside the
+    /// pools usually blocks right after it hands work in (`install`, a wait
+    /// for a task's result), and a sleeper queued on its CPU then runs at
+    /// once, sooner than one on an idle CPU (whose wake-up took 30-44 us on
+    /// these VMs: docs/TUNING.md): onto it.
+    fn for_caller() -> Steer {
+        #[cfg(not(loom))]
+        let away = crate::sched::context::current_worker().is_some();
+        #[cfg(loom)]
+        let away = false;
+        Steer {
+            waker_cpu: current_cpu(),
+            away,
+        }
+    }
+
+    /// Whether a sleeper that registered on `cpu` is one this wake prefers.
+    fn prefers(self, cpu: u32) -> bool {
+        (cpu != self.waker_cpu) == self.away
+    }
+}
 
 /// The counters packed in `state`, unpacked for reading.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -412,6 +484,12 @@ pub(crate) enum Wake {
 
 /// One worker's place to block.
 struct Slot {
+    /// The CPU the worker registered on ([`current_cpu`]; `u32::MAX`
+    /// where unknown), which a wake reads to choose among sleepers
+    /// ([`Sleep::take_sleeper`]). A hint, never part of the protocol: any
+    /// sleeper serves any wake, so it is std's atomic even under loom, and
+    /// relaxed (a stale value only chooses a less good sleeper).
+    parked_on: std::sync::atomic::AtomicU32,
     /// In `sleepers`. Written under the `sleepers` lock; read without it by
     /// [`Sleep::wake_worker`]'s fast path, which the fences make sound (see
     /// there), and by [`Sleep::is_registered`], a hint only.
@@ -452,6 +530,7 @@ impl Sleep {
         let slots = (0..workers)
             .map(|_| {
                 CachePadded::new(Slot {
+                    parked_on: std::sync::atomic::AtomicU32::new(u32::MAX),
                     registered: AtomicBool::new(false),
                     wake: Mutex::new(None),
                     condvar: Condvar::new(),
@@ -614,8 +693,9 @@ impl Sleep {
 
     /// Wakes one sleeper as a claimed searcher, if any still sleeps.
     fn wake_one_searcher(&self) -> bool {
+        let steer = Steer::for_caller();
         let mut sleepers = lock(&self.sleepers);
-        let Some(index) = sleepers.pop() else {
+        let Some(index) = self.take_sleeper(&mut sleepers, steer) else {
             return false;
         };
         self.update(|c| Some(c.woken_to_search()));
@@ -658,6 +738,7 @@ impl Sleep {
             return;
         }
         let mut woken = 0;
+        let steer = Steer::for_caller();
         loop {
             let work_visible = more_work();
             let mut sleepers = lock(&self.sleepers);
@@ -697,7 +778,9 @@ impl Sleep {
                 }
                 return;
             }
-            let index = sleepers.pop().expect("`sleeping` counts the sleepers list");
+            let index = self
+                .take_sleeper(&mut sleepers, steer)
+                .expect("`sleeping` counts the sleepers list");
             // Relaxed: as in `wake_one_searcher`.
             self.slots[index].registered.store(false, Ordering::Relaxed);
             drop(sleepers);
@@ -795,9 +878,46 @@ impl Sleep {
             "worker {index} registered twice"
         );
         sleepers.push(index);
+        self.slots[index]
+            .parked_on
+            .store(current_cpu(), std::sync::atomic::Ordering::Relaxed);
         // Relaxed: published by the sleepers unlock for locked readers, and by the
         // caller's SeqCst fence for `wake_worker`'s unlocked fast path.
         self.slots[index].registered.store(true, Ordering::Relaxed);
+    }
+
+    /// Takes a sleeper off the list for a wake that `steer`s: the newest
+    /// one (its cache is the warmest) unless it registered on a CPU the
+    /// wake does not prefer and one of the next few newest did, then that
+    /// one.
+    ///
+    /// Why the CPU: the kernel queues a woken thread on the CPU it last ran
+    /// on or on its waker's, and some kernels (these VMs': docs/TUNING.md,
+    /// "Where a woken thread runs on these VMs") take the one it last ran
+    /// on when that one idles and the waker's otherwise. A worker queued on
+    /// the CPU of a waker that goes on running waits behind it, up to
+    /// milliseconds under `SCHED_BATCH`, while another CPU idles; one queued
+    /// on an idle CPU waits for that CPU to wake. Which sleeper a wake takes
+    /// is free in the protocol (every count above is of sleepers, never of
+    /// a particular one), so this changes no invariant.
+    fn take_sleeper(&self, sleepers: &mut Vec<usize>, steer: Steer) -> Option<usize> {
+        let newest = sleepers.len().checked_sub(1)?;
+        if steer.waker_cpu != u32::MAX {
+            let oldest_looked_at = newest.saturating_sub(SLEEPERS_LOOKED_AT - 1);
+            for position in (oldest_looked_at..=newest).rev() {
+                // Relaxed: a hint (see `Slot::parked_on`).
+                let cpu = self.slots[sleepers[position]]
+                    .parked_on
+                    .load(std::sync::atomic::Ordering::Relaxed);
+                if steer.prefers(cpu) {
+                    // `remove`, not `swap_remove`: the others keep their order
+                    // (newest last), at a shift of fewer than
+                    // `SLEEPERS_LOOKED_AT` entries.
+                    return Some(sleepers.remove(position));
+                }
+            }
+        }
+        sleepers.pop()
     }
 
     /// Takes `index` off the sleepers list if it is still there (caller holds
@@ -1144,5 +1264,101 @@ mod tests {
         assert_eq!(sleep.park(1, &late_work), Wake::Searching);
         let counts = sleep.counts();
         assert_eq!((counts.sleeping, counts.owed, counts.in_flight), (0, 0, 1));
+    }
+
+    /// A sleeper list of `cpus.len()` workers, registered in that order
+    /// (the last newest), each on the CPU given.
+    fn sleepers_on(sleep: &Sleep, cpus: &[u32]) -> Vec<usize> {
+        for (index, &cpu) in cpus.iter().enumerate() {
+            sleep.slots[index]
+                .parked_on
+                .store(cpu, std::sync::atomic::Ordering::Relaxed);
+        }
+        (0..cpus.len()).collect()
+    }
+
+    #[test]
+    fn a_worker_wakes_a_sleeper_that_registered_on_another_cpu() {
+        let sleep = Sleep::new(4, 1);
+        let mut sleepers = sleepers_on(&sleep, &[1, 0, 1, 0]);
+        let away_from_0 = Steer {
+            waker_cpu: 0,
+            away: true,
+        };
+        assert_eq!(sleep.take_sleeper(&mut sleepers, away_from_0), Some(2));
+        assert_eq!(sleepers, [0, 1, 3], "the others keep their order");
+        assert_eq!(sleep.take_sleeper(&mut sleepers, away_from_0), Some(0));
+        // Only sleepers on the waker's CPU left: the newest.
+        assert_eq!(sleep.take_sleeper(&mut sleepers, away_from_0), Some(3));
+        assert_eq!(sleep.take_sleeper(&mut sleepers, away_from_0), Some(1));
+        assert_eq!(sleep.take_sleeper(&mut sleepers, away_from_0), None);
+    }
+
+    #[test]
+    fn a_thread_outside_wakes_a_sleeper_that_registered_on_its_cpu() {
+        let sleep = Sleep::new(3, 1);
+        let mut sleepers = sleepers_on(&sleep, &[0, 1, 1]);
+        let onto_0 = Steer {
+            waker_cpu: 0,
+            away: false,
+        };
+        assert_eq!(sleep.take_sleeper(&mut sleepers, onto_0), Some(0));
+        assert_eq!(sleep.take_sleeper(&mut sleepers, onto_0), Some(2));
+    }
+
+    #[test]
+    fn a_wake_with_no_known_cpu_takes_the_newest_sleeper() {
+        let sleep = Sleep::new(3, 1);
+        let mut sleepers = sleepers_on(&sleep, &[1, 2, u32::MAX]);
+        let unknown = Steer {
+            waker_cpu: u32::MAX,
+            away: true,
+        };
+        assert_eq!(sleep.take_sleeper(&mut sleepers, unknown), Some(2));
+        assert_eq!(sleep.take_sleeper(&mut sleepers, unknown), Some(1));
+    }
+
+    #[test]
+    fn a_wake_looks_at_the_newest_few_sleepers_only() {
+        let workers = SLEEPERS_LOOKED_AT + 2;
+        let sleep = Sleep::new(workers, 1);
+        // The oldest two registered elsewhere, every newer one on CPU 0.
+        let mut cpus = vec![0; workers];
+        cpus[0] = 1;
+        cpus[1] = 1;
+        let mut sleepers = sleepers_on(&sleep, &cpus);
+        let away_from_0 = Steer {
+            waker_cpu: 0,
+            away: true,
+        };
+        assert_eq!(
+            sleep.take_sleeper(&mut sleepers, away_from_0),
+            Some(workers - 1),
+            "no preferred sleeper among the newest {SLEEPERS_LOOKED_AT}"
+        );
+        assert_eq!(
+            sleep.take_sleeper(&mut sleepers, away_from_0),
+            Some(1),
+            "one now within reach"
+        );
+    }
+
+    #[test]
+    fn a_sleeper_records_the_cpu_it_registered_on() {
+        let sleep = Sleep::new(2, 1);
+        assert_eq!(sleep.begin_idle(0), Idle::Search);
+        assert_eq!(sleep.begin_idle(1), Idle::Registered);
+        let recorded = sleep.slots[1]
+            .parked_on
+            .load(std::sync::atomic::Ordering::Relaxed);
+        let now = current_cpu();
+        if cfg!(all(target_os = "linux", not(miri))) {
+            // The thread may have moved between the two reads; a CPU is
+            // recorded either way.
+            assert_ne!(recorded, u32::MAX, "a CPU is recorded on Linux");
+            assert_ne!(now, u32::MAX);
+        } else {
+            assert_eq!(recorded, u32::MAX);
+        }
     }
 }
