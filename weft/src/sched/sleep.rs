@@ -321,12 +321,17 @@
 //! prefers a sleeper that registered on another CPU than the waker's, one
 //! made from outside the pools (which usually blocks next) a sleeper that
 //! registered on the waker's, each among the newest few, else the newest.
-//! The record is a relaxed hint outside the protocol's state; loom does not
-//! model it, and where the CPU is unknown (Miri, loom, other systems) a
+//! The record is a relaxed hint outside the protocol's state. Loom,
+//! which models no CPUs, gives each worker its index for a CPU and steers
+//! every wake away from worker 0's, so the models take a sleeper other
+//! than the newest too; where the CPU is unknown (Miri, other systems) a
 //! wake takes the newest sleeper.
 
 use crate::facade::{fence, lock, wait, AtomicBool, AtomicU64, Condvar, Mutex, Ordering};
 use crossbeam_utils::CachePadded;
+// std's even under loom: the slot's CPU record is a hint the models need
+// not explore (`Slot::parked_on`).
+use std::sync::atomic::AtomicU32;
 
 /// Workers per pool the counters in `state` can hold.
 pub(crate) const MAX_WORKERS: usize = (1 << FIELD_BITS) - 1;
@@ -349,9 +354,10 @@ const SLEEPERS_LOOKED_AT: usize = 8;
 
 /// The CPU the calling thread runs on, or `u32::MAX` where it is not known.
 /// On Linux `sched_getcpu` reads it without a system call (the vDSO or the
-/// thread's rseq area). Miri cannot call it and loom models no CPUs: there
-/// it is unknown, and wakes take the newest sleeper as they always did.
-pub(crate) fn current_cpu() -> u32 {
+/// thread's rseq area). Miri cannot call it: there it is unknown, and
+/// wakes take the newest sleeper as they always did. Loom models no CPUs:
+/// see [`registration_cpu`] and [`Steer::for_caller`].
+fn current_cpu() -> u32 {
     #[cfg(all(target_os = "linux", not(miri), not(loom)))]
     {
         // SAFETY: `sched_getcpu` takes no arguments and touches no memory of
@@ -363,6 +369,22 @@ pub(crate) fn current_cpu() -> u32 {
     #[cfg(not(all(target_os = "linux", not(miri), not(loom))))]
     {
         u32::MAX
+    }
+}
+
+/// The CPU worker `index` records as it registers (`Slot::parked_on`):
+/// the one it runs on. Under loom, which models no CPUs, its own index, so
+/// that the models' wakes ([`Steer::for_caller`]) choose among sleepers on
+/// different "CPUs" and run both of [`Sleep::take_sleeper`]'s paths.
+fn registration_cpu(index: usize) -> u32 {
+    #[cfg(loom)]
+    {
+        u32::try_from(index).unwrap_or(u32::MAX)
+    }
+    #[cfg(not(loom))]
+    {
+        let _ = index;
+        current_cpu()
     }
 }
 
@@ -384,14 +406,24 @@ impl Steer {
     /// for a task's result), and a sleeper queued on its CPU then runs at
     /// once, sooner than one on an idle CPU (whose wake-up took 30-44 us on
     /// these VMs: docs/TUNING.md): onto it.
+    ///
+    /// Under loom every wake steers away from "CPU" 0, worker 0's
+    /// ([`registration_cpu`]): it takes the newest sleeper unless that is
+    /// worker 0 and another sleeps, then the newest of the others.
     fn for_caller() -> Steer {
         #[cfg(not(loom))]
-        let away = crate::sched::context::current_worker().is_some();
+        {
+            Steer {
+                waker_cpu: current_cpu(),
+                away: crate::sched::context::current_worker().is_some(),
+            }
+        }
         #[cfg(loom)]
-        let away = false;
-        Steer {
-            waker_cpu: current_cpu(),
-            away,
+        {
+            Steer {
+                waker_cpu: 0,
+                away: true,
+            }
         }
     }
 
@@ -489,7 +521,7 @@ struct Slot {
     /// ([`Sleep::take_sleeper`]). A hint, never part of the protocol: any
     /// sleeper serves any wake, so it is std's atomic even under loom, and
     /// relaxed (a stale value only chooses a less good sleeper).
-    parked_on: std::sync::atomic::AtomicU32,
+    parked_on: AtomicU32,
     /// In `sleepers`. Written under the `sleepers` lock; read without it by
     /// [`Sleep::wake_worker`]'s fast path, which the fences make sound (see
     /// there), and by [`Sleep::is_registered`], a hint only.
@@ -508,6 +540,10 @@ pub(crate) struct Sleep {
     linger_searching: u64,
     /// Who makes the wake a notify needs while a woken worker is in flight.
     wakes: Wakes,
+    /// Whether a wake chooses its sleeper by CPU ([`Sleep::take_sleeper`]);
+    /// off only in tests that follow the sleepers list's order, which a
+    /// test thread moving between CPUs would otherwise reorder.
+    steer_by_cpu: bool,
 }
 
 /// Who makes the wake a notify needs while a woken worker is still in
@@ -530,7 +566,7 @@ impl Sleep {
         let slots = (0..workers)
             .map(|_| {
                 CachePadded::new(Slot {
-                    parked_on: std::sync::atomic::AtomicU32::new(u32::MAX),
+                    parked_on: AtomicU32::new(u32::MAX),
                     registered: AtomicBool::new(false),
                     wake: Mutex::new(None),
                     condvar: Condvar::new(),
@@ -544,7 +580,16 @@ impl Sleep {
             max_searching: max_searching.clamp(1, MAX_WORKERS) as u64,
             linger_searching: workers.max(1) as u64,
             wakes: Wakes::Tree,
+            steer_by_cpu: true,
         }
+    }
+
+    /// Makes every wake take the newest sleeper, for tests that follow the
+    /// sleepers list's order.
+    #[cfg(test)]
+    pub(crate) fn newest_sleeper_first(mut self) -> Sleep {
+        self.steer_by_cpu = false;
+        self
     }
 
     /// Sets who makes the wakes a burst of notifies needs (invariant 2;
@@ -880,7 +925,7 @@ impl Sleep {
         sleepers.push(index);
         self.slots[index]
             .parked_on
-            .store(current_cpu(), std::sync::atomic::Ordering::Relaxed);
+            .store(registration_cpu(index), Ordering::Relaxed);
         // Relaxed: published by the sleepers unlock for locked readers, and by the
         // caller's SeqCst fence for `wake_worker`'s unlocked fast path.
         self.slots[index].registered.store(true, Ordering::Relaxed);
@@ -902,13 +947,13 @@ impl Sleep {
     /// a particular one), so this changes no invariant.
     fn take_sleeper(&self, sleepers: &mut Vec<usize>, steer: Steer) -> Option<usize> {
         let newest = sleepers.len().checked_sub(1)?;
-        if steer.waker_cpu != u32::MAX {
+        if self.steer_by_cpu && steer.waker_cpu != u32::MAX {
             let oldest_looked_at = newest.saturating_sub(SLEEPERS_LOOKED_AT - 1);
             for position in (oldest_looked_at..=newest).rev() {
                 // Relaxed: a hint (see `Slot::parked_on`).
                 let cpu = self.slots[sleepers[position]]
                     .parked_on
-                    .load(std::sync::atomic::Ordering::Relaxed);
+                    .load(Ordering::Relaxed);
                 if steer.prefers(cpu) {
                     // `remove`, not `swap_remove`: the others keep their order
                     // (newest last), at a shift of fewer than
@@ -1135,7 +1180,7 @@ mod tests {
 
     #[test]
     fn notify_claims_unclaimed_searchers_before_waking_sleepers() {
-        let sleep = Sleep::new(3, 1);
+        let sleep = Sleep::new(3, 1).newest_sleeper_first();
         assert_eq!(sleep.begin_idle(0), Idle::Search);
         assert_eq!(sleep.begin_idle(1), Idle::Registered);
         assert_eq!(sleep.begin_idle(2), Idle::Registered);
@@ -1234,7 +1279,7 @@ mod tests {
     #[test]
     fn owed_wakes_for_tasks_already_taken_are_cancelled() {
         // As in the owed-wake test: three sleepers, three tasks notified.
-        let sleep = Sleep::new(3, 1);
+        let sleep = Sleep::new(3, 1).newest_sleeper_first();
         for index in 0..3 {
             if sleep.begin_idle(index) == Idle::Search {
                 sleep.give_up_search(index);
@@ -1270,9 +1315,7 @@ mod tests {
     /// (the last newest), each on the CPU given.
     fn sleepers_on(sleep: &Sleep, cpus: &[u32]) -> Vec<usize> {
         for (index, &cpu) in cpus.iter().enumerate() {
-            sleep.slots[index]
-                .parked_on
-                .store(cpu, std::sync::atomic::Ordering::Relaxed);
+            sleep.slots[index].parked_on.store(cpu, Ordering::Relaxed);
         }
         (0..cpus.len()).collect()
     }
@@ -1348,9 +1391,7 @@ mod tests {
         let sleep = Sleep::new(2, 1);
         assert_eq!(sleep.begin_idle(0), Idle::Search);
         assert_eq!(sleep.begin_idle(1), Idle::Registered);
-        let recorded = sleep.slots[1]
-            .parked_on
-            .load(std::sync::atomic::Ordering::Relaxed);
+        let recorded = sleep.slots[1].parked_on.load(Ordering::Relaxed);
         let now = current_cpu();
         if cfg!(all(target_os = "linux", not(miri))) {
             // The thread may have moved between the two reads; a CPU is
