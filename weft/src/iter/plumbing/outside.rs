@@ -23,6 +23,14 @@
 //! the rest a chunk at a time from the back as the caller does from the
 //! front, so the two meet where the work is halved, however it is spread
 //! over the items.
+//!
+//! Once the rest is gone the caller waits for the task's part to end: it
+//! watches for `WATCH_BEFORE_PARK` (a last chunk usually ends sooner than a
+//! parked thread wakes), then parks. In a loop of few items it parks at
+//! once when its own items' pace says the pool's part runs on for longer
+//! than `WATCH_ONLY_WITHIN` (`pool_part_left`): eight items that sleep 10 ms
+//! on two workers leave the caller 30 ms to wait after its one item, and
+//! the watch only burned CPU.
 
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -49,6 +57,16 @@ const SHARED_CHUNK_TARGET: Nanos = Nanos::of(Duration::from_micros(40));
 /// than most loops' last piece takes.
 const WATCH_BEFORE_PARK: Duration = Duration::from_micros(50);
 
+/// How long the pool's part of a loop of few items may still be expected
+/// to run for the caller to watch for its end before parking: past this
+/// the watch would only burn `WATCH_BEFORE_PARK` of CPU on a part that
+/// ends later anyway (eight items that sleep 10 ms on two workers: the
+/// caller's own item ends 30 ms before the pool's part). Twenty times the
+/// watch, so that an estimate from the caller's own items (`pool_part_left`)
+/// must be far off before a caller parks where watching would have seen
+/// the end.
+const WATCH_ONLY_WITHIN: Nanos = Nanos::of(Duration::from_millis(1));
+
 impl<C> Drive<'_, C> {
     /// From a thread outside any pool. The caller folds the loop from the
     /// front, a chunk at a time (alone at first, for [`ALONE_FOR`]); a
@@ -65,6 +83,7 @@ impl<C> Drive<'_, C> {
         C: Consumer<P::Item>,
     {
         let short = few_items(&producer);
+        let producer_len = producer.len();
         let (caller_share, helpers) =
             shares(short, crate::current_num_threads(), cores_read_once());
         let remote = Remote {
@@ -89,6 +108,10 @@ impl<C> Drive<'_, C> {
             handoff.send(alone.take());
         }
         let mut previous = started;
+        // Items the caller folded: in a loop of few items, its own items'
+        // pace tells how long the pool's part has left (`finish`'s watch).
+        let mut caller_items = 0;
+        let total_items = producer_len;
         loop {
             // Whether this chunk is the whole rest of a loop nobody else
             // has a part of: then nothing is left to time, size or take.
@@ -112,6 +135,7 @@ impl<C> Drive<'_, C> {
             };
             let chunk = piece.len();
             self.fold_onto(&mut folded, piece, offset);
+            caller_items += chunk;
             if last || self.stopped_at(at(offset, chunk)) {
                 break;
             }
@@ -133,7 +157,14 @@ impl<C> Drive<'_, C> {
             };
         }
         drop(alone);
-        let theirs = handoff.finish();
+        // Whether to watch for the pool's part to end before parking: in a
+        // loop of few items, not when its items' pace says that part runs
+        // on long past the watch.
+        let watch = !short
+            || caller_items == 0
+            || pool_part_left(total_items, caller_items, helpers, clock.elapsed(started))
+                <= WATCH_ONLY_WITHIN;
+        let theirs = handoff.finish(watch);
         let ours = self.finish(folded, 0);
         match theirs {
             Some(Ok(theirs)) => self.consumer.reduce(ours, theirs),
@@ -167,6 +198,20 @@ fn shares(short: bool, workers: usize, cores: usize) -> (bool, usize) {
     } else {
         (true, workers.min(cores.saturating_sub(1)).max(1))
     }
+}
+
+/// How long the pool's part of a loop of `total` items is expected to run
+/// on, when the caller has folded `caller_items` of them in `caller_took`
+/// (all the time since the loop started: a loop of few items is handed
+/// over at once) and the pool's `helpers` workers took the rest at the
+/// start: as many rounds of the caller's pace per item as the pool's items
+/// need on its workers, less the time already gone.
+fn pool_part_left(total: usize, caller_items: usize, helpers: usize, caller_took: Nanos) -> Nanos {
+    let pool_items = total.saturating_sub(caller_items);
+    let rounds = pool_items.div_ceil(helpers.max(1)) as u128;
+    let per_item = u128::from(caller_took.0) / caller_items.max(1) as u128;
+    let expected = u64::try_from(rounds * per_item).unwrap_or(u64::MAX);
+    Nanos(expected.saturating_sub(caller_took.0))
 }
 
 /// A chunk of a rest of `len` items that two threads take from: the wish,
@@ -457,8 +502,9 @@ impl<'r, 'd, 'c, P: Producer, C: Consumer<P::Item>> Handoff<'r, 'd, 'c, P, C> {
 
     /// After the caller's last chunk, or while it unwinds: leaves nothing
     /// for the task to take, then withdraws it if it has not started, or
-    /// waits for it. Returns the task's outcome if it took part of the loop.
-    fn finish(&mut self) -> Option<std::thread::Result<C::Result>> {
+    /// waits for it, watching for `WATCH_BEFORE_PARK` first if `watch`.
+    /// Returns the task's outcome if it took part of the loop.
+    fn finish(&mut self, watch: bool) -> Option<std::thread::Result<C::Result>> {
         self.finished = true;
         // The items never taken (a loop that stopped early): taken now, so
         // that the task finds nothing more, and dropped on the caller once
@@ -489,7 +535,7 @@ impl<'r, 'd, 'c, P: Producer, C: Consumer<P::Item>> Handoff<'r, 'd, 'c, P, C> {
         // Acquire: pairs with the task's Release store (`run_remote`).
         let watching = Instant::now();
         while !self.remote.done.load(Ordering::Acquire) {
-            if watching.elapsed() < WATCH_BEFORE_PARK {
+            if watch && watching.elapsed() < WATCH_BEFORE_PARK {
                 // Yield rather than spin: on a machine the workers fill,
                 // the pool's last piece may need this core.
                 std::thread::yield_now();
@@ -511,7 +557,7 @@ impl<P: Producer, C: Consumer<P::Item>> Drop for Handoff<'_, '_, '_, P, C> {
         if !self.finished {
             // Unwinding already: a panic of the task's payload, or of its
             // result, dropped here would abort the process.
-            drop_unwinding_or_not(self.finish());
+            drop_unwinding_or_not(self.finish(true));
         }
     }
 }
@@ -558,6 +604,31 @@ mod tests {
         let result = panic::catch_unwind(AssertUnwindSafe(op));
         FORCED_SHARES.set(None);
         result.unwrap_or_else(|payload| panic::resume_unwind(payload))
+    }
+
+    #[test]
+    fn the_pool_part_left_follows_the_callers_pace_per_item() {
+        use super::{pool_part_left, Nanos};
+        let ms = |n: u64| Nanos(n * 1_000_000);
+        // Eight items, one folded by the caller in 10 ms: the pool's seven
+        // take four rounds on two workers, three after the caller's.
+        assert_eq!(pool_part_left(8, 1, 2, ms(10)), ms(30));
+        // On eight workers one round, which ends with the caller's.
+        assert_eq!(pool_part_left(8, 1, 8, ms(10)), Nanos(0));
+        // Two items folded in 10 ms: 5 ms each; six left on three workers.
+        assert_eq!(pool_part_left(8, 2, 3, ms(10)), Nanos(0));
+        assert_eq!(pool_part_left(9, 1, 2, ms(5)), ms(15));
+        // The caller folded every item: nothing is left to the pool.
+        assert_eq!(pool_part_left(4, 4, 2, ms(10)), Nanos(0));
+        // No helper is counted as one, and no item folded as one.
+        assert_eq!(pool_part_left(3, 1, 0, ms(1)), ms(1));
+        assert_eq!(pool_part_left(3, 0, 1, ms(1)), ms(2));
+        // A pace past 584 years saturates rather than wraps.
+        assert_eq!(pool_part_left(60, 1, 1, Nanos(u64::MAX)), Nanos(0));
+        assert_eq!(
+            pool_part_left(60, 1, 1, Nanos(u64::MAX / 4)),
+            Nanos(u64::MAX - u64::MAX / 4)
+        );
     }
 
     #[test]
