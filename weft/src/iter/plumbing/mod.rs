@@ -41,7 +41,8 @@
 //! on its worker's join stack when a searcher asked for one or workers are
 //! searching (so that a searcher neither waits a chunk for its answer nor
 //! takes the half by force), and when workers search with nothing to take,
-//! it splits its rest as above. So an unbalanced loop rebalances on demand,
+//! it splits its rest as above, if the rate of its last chunk says each
+//! half of the rest is worth a steal (`rest_worth_splitting`). So an unbalanced loop rebalances on demand,
 //! and a balanced one pays a clock read per chunk.
 //!
 //! A leaf whose producer keeps a state per piece (`fold`'s accumulator,
@@ -550,10 +551,35 @@ fn alone_phase_over(alone: Nanos, rest_len: usize, chunk: usize, took: Nanos) ->
 /// nanoseconds) cannot inflate into a long loop's.
 #[inline]
 fn rest_is_long(rest_len: usize, chunk: usize, took: Nanos) -> bool {
-    chunk >= RATE_CHUNK
-        && (rest_len as u64).saturating_mul(took.0)
-            >= (chunk as u64).saturating_mul(2 * ALONE_FOR.0)
+    chunk >= RATE_CHUNK && long_at_rate(rest_len, chunk, took)
 }
+
+/// Whether `rest_len` items take at least twice [`ALONE_FOR`] at the rate
+/// of `chunk` items in `took`: each half of a split is then worth a steal.
+#[inline]
+fn long_at_rate(rest_len: usize, chunk: usize, took: Nanos) -> bool {
+    (rest_len as u64).saturating_mul(took.0) >= (chunk as u64).saturating_mul(2 * ALONE_FOR.0)
+}
+
+/// Whether a leaf's rest of `rest_len` items is worth splitting for
+/// workers that search with nothing to take, after a chunk of `chunk`
+/// items that took `took`: when that rate says each half is worth a steal
+/// ([`long_at_rate`]), and the rate is one to trust: a chunk of
+/// [`RATE_CHUNK`] items, or one slow enough ([`SLOW_CHUNK`]) that the
+/// clock's floor cannot have made it. A split that is not worth it still
+/// costs its joins, and each half the owner then shares and takes back
+/// wakes searchers for nothing: with eight workers on two cores, 20,000
+/// cheap items (24 us) a loop split on demand about four times a loop,
+/// sharing 19 halves, where thieves took less than one
+/// (docs/PARALLEL.md, "Session 38").
+#[inline]
+fn rest_worth_splitting(rest_len: usize, chunk: usize, took: Nanos) -> bool {
+    (chunk >= RATE_CHUNK || took >= SLOW_CHUNK) && long_at_rate(rest_len, chunk, took)
+}
+
+/// A chunk that took this long gives a rate to trust however few its
+/// items ([`rest_worth_splitting`]): fifty times the clock's floor.
+const SLOW_CHUNK: Nanos = Nanos::of(Duration::from_micros(1));
 
 /// The shortest chunk whose rate [`rest_is_long`] trusts: the second chunk
 /// of a loop of cheap items (the first grows at most 64-fold).
@@ -847,6 +873,9 @@ impl<'c, C> Drive<'c, C> {
         let mut folded = Folded(None);
         let mut next = FIRST_CHUNK;
         let clock = Clock::get();
+        // Known once a chunk is timed (`rest_worth_splitting`): a piece
+        // just split off does not split again before its first chunk.
+        let mut worth_splitting = false;
         loop {
             let len = rest.len();
             let chunk = chunk_len(&rest, next);
@@ -854,7 +883,10 @@ impl<'c, C> Drive<'c, C> {
                 self.fold_onto(&mut folded, rest, offset);
                 return self.finish(folded, start);
             }
-            if len / 2 >= rest.min_len().max(1) && crate::api::join::offer_work() {
+            // `offer_work` on every look, worth a split or not: it answers
+            // a searcher's request for a join half.
+            if len / 2 >= rest.min_len().max(1) && crate::api::join::offer_work() && worth_splitting
+            {
                 let split = self.run(rest, offset, budget.renewed(), true);
                 self.push(&mut folded, split);
                 return self.finish(folded, start);
@@ -867,7 +899,9 @@ impl<'c, C> Drive<'c, C> {
             if self.stopped_at(offset) {
                 return keep(self.finish(folded, start), rest);
             }
-            next = next_chunk(chunk, clock.elapsed(timer), CHUNK_TARGET);
+            let took = clock.elapsed(timer);
+            worth_splitting = rest_worth_splitting(rest.len(), chunk, took);
+            next = next_chunk(chunk, took, CHUNK_TARGET);
         }
     }
 }
@@ -993,6 +1027,27 @@ mod tests {
         assert!(alone_phase_over(ALONE_FOR, 10, 64, ns(1)));
         assert!(alone_phase_over(ns(100), 4_000, 64, ns(64)));
         assert!(!alone_phase_over(ns(100), 3_999, 64, ns(64)));
+    }
+
+    #[test]
+    fn a_leaf_rest_splits_only_when_a_trusted_rate_says_its_halves_are_worth_a_steal() {
+        let ns = Nanos;
+        // 64 cheap items in 80 ns: 1,000 more take 1.25 us, under twice the
+        // alone phase; 4,000 take 5 us.
+        assert!(!rest_worth_splitting(1_000, 64, ns(80)));
+        assert!(rest_worth_splitting(4_000, 64, ns(80)));
+        // One slow item (10 us) is a rate to trust: one more is worth it.
+        assert!(rest_worth_splitting(1, 1, ns(10_000)));
+        // A chunk of few items in under a microsecond may be the clock's
+        // floor: no split, however long the rest.
+        assert!(!rest_worth_splitting(1_000_000, 1, ns(999)));
+        assert!(!rest_worth_splitting(usize::MAX, RATE_CHUNK - 1, ns(500)));
+        // Either ground, at the edge.
+        assert!(rest_worth_splitting(4, 1, SLOW_CHUNK));
+        assert!(!rest_worth_splitting(3, 1, SLOW_CHUNK));
+        // Huge rests and times saturate rather than wrap.
+        assert!(rest_worth_splitting(usize::MAX, 64, ns(u64::MAX)));
+        assert!(!rest_worth_splitting(0, 64, ns(u64::MAX)));
     }
 
     #[test]
