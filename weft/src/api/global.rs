@@ -123,6 +123,18 @@ pub(crate) fn linger_after_loop() {
     with_current_pool(|pool| pool.linger());
 }
 
+/// After a loop on a worker started to split, or ended with pieces that
+/// other workers took: the pool lingers as after a `join` whose half was
+/// stolen, only where its workers fit the cores
+/// (`Registry::linger_after_call` says why). In a pool of more workers
+/// than cores, searchers kept awake share the cores with the loop they
+/// wait for: 20,000-item loops in an 8-worker pool on 2 cores took 1.3x
+/// the CPU of rayon's loops on the same pool (docs/PARALLEL.md,
+/// "Session 38").
+pub(crate) fn linger_after_worker_loop() {
+    with_current_pool(|pool| pool.linger_after_call());
+}
+
 /// Whether the calling thread is a worker (of any pool).
 #[inline]
 pub(crate) fn on_worker() -> bool {

@@ -639,7 +639,8 @@ impl Registry {
     /// loop over 4 outer items of 100k at 2 workers on weft then started
     /// its second item 16-19 us into each call, 2-3 us after;
     /// docs/RAYON.md, "Session 30"); weft's own loops' pieces are such
-    /// halves too (iter/plumbing, "On a worker").
+    /// halves too (iter/plumbing, "On a worker"), and their loops open the
+    /// window by this rule as well (api/global.rs, `linger_after_worker_loop`).
     /// Programs make such
     /// calls one after another: each of rayon's parallel loops is one
     /// (through the rayon-core stand-in: from outside a pool, or inside

@@ -68,10 +68,13 @@
 //! rule above, and the
 //! pool's searchers linger (`Registry::linger`) so that a helper that
 //! finishes its piece is still searching when the next loop splits, not
-//! parked: the window opens when a long loop's alone phase ends, when
-//! such a loop ends with pieces taken, and, where the workers fit the
-//! cores, when a piece that migrated ends, as its helper hands the
-//! `join` half back (sched/registry.rs, `linger_after_call`). The last
+//! parked. Where the workers fit the cores, the window opens when a long
+//! loop's alone phase ends, when such a loop ends with pieces taken, and
+//! when a piece that migrated ends, as its helper hands the `join` half
+//! back (sched/registry.rs, `linger_after_call`); in a pool of more
+//! workers than cores it does not, as after a `join` (searchers kept
+//! awake there take the loop's own cores; api/global.rs,
+//! `linger_after_worker_loop`). The last
 //! matters to a loop that outlasts the window: its helpers finish before
 //! its owner, and a window opened only by the owner found them parked (a
 //! loop of 4 long items at 2 workers, called again and again, waited 15
@@ -837,15 +840,16 @@ impl<'c, C> Drive<'c, C> {
             let (chunk, took) = pace.chunk_ended(chunk, now);
             if alone_phase_over(clock.between(started, now), rest.len(), chunk, took) {
                 // The pool's searchers keep searching through this loop and
-                // a while after: a helper that finishes its piece before the
-                // loop ends is then still searching when the next starts.
-                crate::api::global::linger_after_loop();
+                // a while after (where the workers fit the cores): a helper
+                // that finishes its piece before the loop ends is then
+                // still searching when the next starts.
+                crate::api::global::linger_after_worker_loop();
                 let split = self.run(rest, offset, budget, false);
                 self.push(&mut folded, split);
                 if self.shared.load(Ordering::Relaxed) {
                     // Other workers took part: they linger for the next
                     // loop, which then finds them searching, not parked.
-                    crate::api::global::linger_after_loop();
+                    crate::api::global::linger_after_worker_loop();
                 }
                 if keep_pace {
                     // The next inner loop starts at this one's rate, from now.
@@ -1007,6 +1011,41 @@ mod tests {
             end >= floor,
             "while the owner was still in its piece, no window ending at {floor} ns or later opened (latest end {end} ns)"
         );
+    }
+
+    /// A long loop on a worker opens the linger window by the `join`
+    /// half's rule: in a pool whose workers fit the cores, not in one with
+    /// more workers than cores (where nothing else in these calls opens
+    /// one: `install` from outside and stolen halves follow the same rule).
+    #[test]
+    #[cfg(not(loom))]
+    fn a_loop_on_a_worker_lingers_only_where_the_workers_fit_the_cores() {
+        use crate::prelude::*;
+        let cores = std::thread::available_parallelism().map_or(1, usize::from);
+        let long_loop = || {
+            (0..2_000_000u64)
+                .into_par_iter()
+                .map(|i| i ^ (i >> 3))
+                .sum::<u64>()
+        };
+        let expected: u64 = (0..2_000_000u64).map(|i| i ^ (i >> 3)).sum();
+        let crowded = crate::Pool::builder().workers(cores + 2).build().unwrap();
+        assert_eq!(crowded.install(long_loop), expected);
+        assert_eq!(
+            crowded.registry().linger_end_and_now().0,
+            0,
+            "a loop in a pool of {} workers on {cores} cores opened a window",
+            cores + 2
+        );
+        if cores >= 2 {
+            let fits = crate::Pool::builder().workers(2).build().unwrap();
+            assert_eq!(fits.install(long_loop), expected);
+            assert_ne!(
+                fits.registry().linger_end_and_now().0,
+                0,
+                "a long loop in a pool of 2 workers on {cores} cores opened no window"
+            );
+        }
     }
 
     #[test]
