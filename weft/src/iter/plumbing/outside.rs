@@ -83,7 +83,7 @@ impl<C> Drive<'_, C> {
         C: Consumer<P::Item>,
     {
         let short = few_items(&producer);
-        let producer_len = producer.len();
+        let total_items = producer.len();
         let (caller_share, helpers) =
             shares(short, crate::current_num_threads(), cores_read_once());
         let remote = Remote {
@@ -111,7 +111,6 @@ impl<C> Drive<'_, C> {
         // Items the caller folded: in a loop of few items, its own items'
         // pace tells how long the pool's part has left (`finish`'s watch).
         let mut caller_items = 0;
-        let total_items = producer_len;
         loop {
             // Whether this chunk is the whole rest of a loop nobody else
             // has a part of: then nothing is left to time, size or take.
@@ -895,6 +894,45 @@ mod tests {
                 assert!(payload.is::<PanickyPayload>(), "{share:?}");
                 crate::sched::unwind::drop_payload(payload);
             }
+        }
+    }
+
+    #[test]
+    #[cfg_attr(miri, ignore = "items that sleep in real time: covered natively")]
+    fn a_caller_that_parks_at_once_gets_the_pools_panic_whole() {
+        // Eight items of 2 ms. Where the caller stops once the pool joins
+        // in (`(false, 2)`), it folds one item, and its pace says the
+        // pool's part runs on for longer than the watch (three more rounds
+        // of 2 ms on two helpers: `pool_part_left` > `WATCH_ONLY_WITHIN`),
+        // so it parks at once; beside one helper it folds most items and
+        // watches. A pool item panics with a payload that panics when
+        // dropped: either way the caller, woken by the task's end, resumes
+        // that panic whole, and no item runs twice.
+        for share in [(true, 1), (false, 2)] {
+            let len: usize = 8;
+            let runs: Vec<std::sync::atomic::AtomicUsize> = (0..len)
+                .map(|_| std::sync::atomic::AtomicUsize::new(0))
+                .collect();
+            let ran = forced(share, || {
+                panic::catch_unwind(AssertUnwindSafe(|| {
+                    (0..len).into_par_iter().for_each(|i| {
+                        runs[i].fetch_add(1, Ordering::SeqCst);
+                        std::thread::sleep(std::time::Duration::from_millis(2));
+                        if i == len - 2 {
+                            panic::panic_any(PanickyPayload);
+                        }
+                    });
+                }))
+            });
+            let payload = ran.expect_err("an item panicked");
+            assert!(payload.is::<PanickyPayload>(), "{share:?}");
+            crate::sched::unwind::drop_payload(payload);
+            for (i, count) in runs.iter().enumerate() {
+                // An item after the panicking one may be skipped (the loop
+                // stops), but none runs twice.
+                assert!(count.load(Ordering::SeqCst) <= 1, "item {i} ({share:?})");
+            }
+            assert_eq!(runs[len - 2].load(Ordering::SeqCst), 1, "{share:?}");
         }
     }
 
