@@ -1021,7 +1021,10 @@ mod tests {
     /// which would interpret two long loops item by item.
     #[test]
     #[cfg(not(loom))]
-    #[cfg_attr(miri, ignore = "two long loops of timing: covered natively")]
+    #[cfg_attr(
+        miri,
+        ignore = "two 200k-item loops, a rule of timing: covered natively"
+    )]
     fn a_loop_on_a_worker_lingers_only_where_the_workers_fit_the_cores() {
         use crate::prelude::*;
         let cores = std::thread::available_parallelism().map_or(1, usize::from);

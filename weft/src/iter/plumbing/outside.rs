@@ -93,7 +93,7 @@ impl<C> Drive<'_, C> {
             done: AtomicBool::new(false),
             caller_share,
             helpers,
-            exact_len: producer.len() < usize::MAX,
+            exact_len: total_items < usize::MAX,
             caller_chunk: AtomicUsize::new(0),
         };
         let mut handoff = Handoff::new(&remote);
@@ -163,6 +163,8 @@ impl<C> Drive<'_, C> {
             || caller_items == 0
             || pool_part_left(total_items, caller_items, helpers, clock.elapsed(started))
                 <= WATCH_ONLY_WITHIN;
+        #[cfg(test)]
+        let watch = tests::FORCED_WATCH.get().unwrap_or(watch);
         let theirs = handoff.finish(watch);
         let ours = self.finish(folded, 0);
         match theirs {
@@ -587,6 +589,10 @@ mod tests {
         /// Overrides [`super::shares`] on this thread, so that both ways the
         /// task can take its part run whatever the machine's cores.
         pub(super) static FORCED_SHARES: Cell<Option<(bool, usize)>> = const { Cell::new(None) };
+        /// Overrides the caller's choice to watch before it parks, so that
+        /// the path where it parks at once runs whatever the timing (the
+        /// estimate behind the choice has a test of its own).
+        pub(super) static FORCED_WATCH: Cell<Option<bool>> = const { Cell::new(None) };
     }
 
     /// The ways a loop from outside can be shared: the caller folding on
@@ -900,19 +906,18 @@ mod tests {
     #[test]
     #[cfg_attr(miri, ignore = "items that sleep in real time: covered natively")]
     fn a_caller_that_parks_at_once_gets_the_pools_panic_whole() {
-        // Eight items of 2 ms. Where the caller stops once the pool joins
-        // in (`(false, 2)`), it folds one item, and its pace says the
-        // pool's part runs on for longer than the watch (three more rounds
-        // of 2 ms on two helpers: `pool_part_left` > `WATCH_ONLY_WITHIN`),
-        // so it parks at once; beside one helper it folds most items and
-        // watches. A pool item panics with a payload that panics when
-        // dropped: either way the caller, woken by the task's end, resumes
-        // that panic whole, and no item runs twice.
+        // Eight items of 2 ms, the caller made to park at once as its part
+        // ends (`FORCED_WATCH`: the choice depends on how many items the
+        // caller got before the pool's task took the rest, which timing
+        // decides), in both ways of sharing. A pool item panics with a
+        // payload that panics when dropped: the caller, woken by the
+        // task's end, resumes that panic whole, and no item runs twice.
         for share in [(true, 1), (false, 2)] {
             let len: usize = 8;
             let runs: Vec<std::sync::atomic::AtomicUsize> = (0..len)
                 .map(|_| std::sync::atomic::AtomicUsize::new(0))
                 .collect();
+            FORCED_WATCH.set(Some(false));
             let ran = forced(share, || {
                 panic::catch_unwind(AssertUnwindSafe(|| {
                     (0..len).into_par_iter().for_each(|i| {
@@ -924,12 +929,13 @@ mod tests {
                     });
                 }))
             });
+            FORCED_WATCH.set(None);
             let payload = ran.expect_err("an item panicked");
             assert!(payload.is::<PanickyPayload>(), "{share:?}");
             crate::sched::unwind::drop_payload(payload);
             for (i, count) in runs.iter().enumerate() {
-                // An item after the panicking one may be skipped (the loop
-                // stops), but none runs twice.
+                // Any other item may be skipped (the loop stops once one
+                // panics), but none runs twice.
                 assert!(count.load(Ordering::SeqCst) <= 1, "item {i} ({share:?})");
             }
             assert_eq!(runs[len - 2].load(Ordering::SeqCst), 1, "{share:?}");
