@@ -223,9 +223,11 @@
 //! `linger_after_call`: the next such call then finds its workers awake
 //! instead of waiting for wake-ups); the worker that ran that half opens
 //! it too, as it sets the join's latch (latch.rs), since it would
-//! otherwise park before the join's owner ends the loop. Those last
-//! triggers (`install`'s and the stolen half's) open a window only where
-//! the pool's workers fit the cores (`linger_after_call`).
+//! otherwise park before the join's owner ends the loop. Every trigger
+//! but weft's loops from outside (`install`'s, a loop's on a worker and
+//! the stolen half's) opens a window only where the pool's workers fit
+//! the cores (`linger_after_call`; api/global.rs,
+//! `linger_after_worker_loop`).
 //! During that window the bound is one searcher per core, at least one and at most every seat
 //! (`Sleep::with_linger_searching`), instead of `max_searching`: a call
 //! whose caller blocks (`join`) needs that many at once, and a searcher
