@@ -67,7 +67,8 @@
 //! that thread and hands its rest to the global pool after a couple of
 //! microseconds, so a short loop wakes no worker at all; the calling thread
 //! then keeps folding beside the pool, and a long loop runs on as many
-//! threads as the process has cores, the caller among them. See [`iter`] for
+//! threads as the pool has workers, at most the cores, the caller among
+//! them (with one worker, the caller alone). See [`iter`] for
 //! what is there and [`ParallelIterator::deterministic`](iter::ParallelIterator::deterministic)
 //! for reductions that give the same floating-point result on every run.
 //!

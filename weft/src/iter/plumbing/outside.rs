@@ -15,9 +15,11 @@
 //! may be slow.
 //!
 //! Who takes part is one rule (`shares`): a loop of few items gets every
-//! worker; a long loop gets as many threads as the process has cores, the
-//! caller among them, so the pool's part is cut for `cores - 1` workers
-//! when the workers fill the cores. A thread beyond the cores only takes
+//! worker; a long loop gets as many threads as the pool has workers, at
+//! most the cores, the caller among them, so the pool's part is cut for
+//! `cores - 1` workers when the workers fill the cores, and a pool of one
+//! worker leaves a long loop to the caller alone (the sequential loop, no
+//! task queued). A thread beyond the cores only takes
 //! time slices from the others, and a caller that stopped to wait would
 //! have to be woken at the end. With one helper (2 cores) the task folds
 //! the rest a chunk at a time from the back as the caller does from the
@@ -86,6 +88,11 @@ impl<C> Drive<'_, C> {
         let total_items = producer.len();
         let (caller_share, helpers) =
             shares(short, crate::current_num_threads(), cores_read_once());
+        if helpers == 0 {
+            // The loop is the caller's alone (a pool of one worker): the
+            // sequential loop, with no chunk to time and no task to queue.
+            return self.fold_piece(producer, 0);
+        }
         let remote = Remote {
             rest: Mutex::new(None),
             drive: self,
@@ -182,12 +189,17 @@ impl<C> Drive<'_, C> {
 /// * A loop of few items (`short`: each may be slow, or sleep) gets every
 ///   worker, and the caller keeps folding only if the workers leave it a
 ///   core: eight sleeping items run on eight workers at once.
-/// * A long loop gets as many threads as there are cores, the caller
-///   among them: `workers` helpers if they leave the caller a core, else
-///   `cores - 1`. A thread more than the cores is one the system sets aside
-///   for a time slice, holding the whole loop back; a caller that waits
-///   instead of folding must be woken at the end, a wake-up as long as a
-///   100k-element sum on the 2-core VM (docs/PARALLEL.md).
+/// * A long loop gets as many threads as the pool has workers, at most one
+///   a core, the caller among them: `min(workers, cores) - 1` helpers. A
+///   pool of one worker thus runs a long loop from outside on the caller
+///   alone, as a pool of one thread does (the caller folding beside its one
+///   worker kept two cores busy: 1.25x rayon's CPU on the 10M sum and 1.74x
+///   on `find_any`, docs/PARALLEL.md "Session 40"). A thread more than the
+///   cores is one the system sets aside for a time slice, holding the whole
+///   loop back; a caller that waits instead of folding must be woken at the
+///   end, a wake-up as long as a 100k-element sum on the 2-core VM
+///   (docs/PARALLEL.md). With one core and several workers the pool still
+///   gets one helper, in case the caller is set aside.
 fn shares(short: bool, workers: usize, cores: usize) -> (bool, usize) {
     #[cfg(test)]
     if let Some(forced) = tests::FORCED_SHARES.get() {
@@ -196,8 +208,10 @@ fn shares(short: bool, workers: usize, cores: usize) -> (bool, usize) {
     let workers = workers.max(1);
     if short {
         (workers < cores, workers)
+    } else if workers == 1 {
+        (true, 0)
     } else {
-        (true, workers.min(cores.saturating_sub(1)).max(1))
+        (true, (workers.min(cores) - 1).max(1))
     }
 }
 
@@ -947,11 +961,14 @@ mod tests {
         // Few items: every worker, the caller folding on only beside them.
         assert_eq!(super::shares(true, 8, 2), (false, 8));
         assert_eq!(super::shares(true, 2, 16), (true, 2));
-        // Long loops: as many threads as cores, the caller among them.
+        // Long loops: as many threads as workers, at most the cores, the
+        // caller among them; one worker leaves the caller alone.
         assert_eq!(super::shares(false, 2, 2), (true, 1));
         assert_eq!(super::shares(false, 8, 2), (true, 1));
         assert_eq!(super::shares(false, 16, 16), (true, 15));
-        assert_eq!(super::shares(false, 4, 16), (true, 4));
+        assert_eq!(super::shares(false, 4, 16), (true, 3));
+        assert_eq!(super::shares(false, 1, 2), (true, 0));
+        assert_eq!(super::shares(false, 1, 16), (true, 0));
         // One core: still one helper, in case the caller is set aside.
         assert_eq!(super::shares(false, 4, 1), (true, 1));
     }
