@@ -25,11 +25,17 @@ fn one_worker_runs_long_loops_from_outside_on_the_caller_alone() {
     let seen = || {
         threads.lock().unwrap().insert(thread::current().id());
     };
+    // Halfway through, the caller stops for 50 ms: where the pool has a
+    // part of the loop (a pool of more workers, or the rule before), its
+    // worker takes it meanwhile and shows in `threads`.
     let sum: u64 = (0..200_000u64)
         .into_par_iter()
         .map(|x| {
             if x % 1024 == 0 {
                 seen();
+            }
+            if x == 100_000 {
+                thread::sleep(std::time::Duration::from_millis(50));
             }
             x
         })
@@ -68,13 +74,15 @@ fn one_worker_runs_long_loops_from_outside_on_the_caller_alone() {
     assert!(caught.is_err());
 
     // Few items, each of which may sleep: the worker takes part. Each item
-    // waits (for at most a minute) until two threads have run items, so
-    // that the caller cannot finish the loop before the worker comes.
+    // waits (for at most a minute) until a thread other than the caller
+    // has run one, so that the caller cannot finish the loop before the
+    // worker comes.
     let few = Mutex::new(HashSet::<ThreadId>::new());
+    let worker_came = || few.lock().unwrap().iter().any(|&id| id != caller);
     (0..8).into_par_iter().for_each(|_| {
         few.lock().unwrap().insert(thread::current().id());
         let start = std::time::Instant::now();
-        while few.lock().unwrap().len() < 2 && start.elapsed().as_secs() < 60 {
+        while !worker_came() && start.elapsed().as_secs() < 60 {
             thread::sleep(std::time::Duration::from_millis(1));
         }
     });

@@ -91,8 +91,8 @@
 //! # From outside a pool
 //!
 //! A loop called from a thread that is no worker starts on that thread and
-//! hands its rest to the pool (`outside.rs`, which says how and who takes
-//! part).
+//! hands its rest to the pool, unless the pool has one worker (`outside.rs`,
+//! which says how and who takes part).
 //!
 //! # Blocks
 //!

@@ -21,7 +21,8 @@
 //! worker leaves a long loop to the caller alone (the sequential loop, no
 //! task queued). A thread beyond the cores only takes
 //! time slices from the others, and a caller that stopped to wait would
-//! have to be woken at the end. With one helper (2 cores) the task folds
+//! have to be woken at the end. With one helper (2 cores, or a pool of two
+//! workers) the task folds
 //! the rest a chunk at a time from the back as the caller does from the
 //! front, so the two meet where the work is halved, however it is spread
 //! over the items.
@@ -78,7 +79,8 @@ impl<C> Drive<'_, C> {
     /// So the calling thread works while the pool wakes, instead of
     /// waiting for a round trip, and a loop that ends before the task runs
     /// costs no wake at all: the task is withdrawn, and the caller waits
-    /// only for a task that took a piece.
+    /// only for a task that took a piece. With no helper (`shares`: a pool
+    /// of one worker) the caller folds the loop whole and queues nothing.
     pub(super) fn outside_pool<P>(&self, producer: P) -> C::Result
     where
         P: Producer,
@@ -194,7 +196,8 @@ impl<C> Drive<'_, C> {
 ///   pool of one worker thus runs a long loop from outside on the caller
 ///   alone, as a pool of one thread does (the caller folding beside its one
 ///   worker kept two cores busy: 1.25x rayon's CPU on the 10M sum and 1.74x
-///   on `find_any`, docs/PARALLEL.md "Session 40"). A thread more than the
+///   on `find_any` in session 38's run, docs/PARALLEL.md "Session 40"). A
+///   thread more than the
 ///   cores is one the system sets aside for a time slice, holding the whole
 ///   loop back; a caller that waits instead of folding must be woken at the
 ///   end, a wake-up as long as a 100k-element sum on the 2-core VM
@@ -615,6 +618,11 @@ mod tests {
     /// the pool has joined in.
     const SHARES: [(bool, usize); 4] = [(true, 1), (true, 2), (true, 3), (false, 2)];
 
+    /// Those, and the caller alone (a pool of one worker: no helper), for
+    /// the tests that do not wait for the pool to take part.
+    const SHARES_AND_ALONE: [(bool, usize); 5] =
+        [(true, 0), (true, 1), (true, 2), (true, 3), (false, 2)];
+
     /// Lengths around the hand-off's thresholds, and long ones.
     const LENGTHS: [usize; 9] = [0, 1, 2, 63, 64, 65, 1_000, 20_011, 300_007];
 
@@ -653,7 +661,7 @@ mod tests {
     #[test]
     #[cfg_attr(miri, ignore = "hundreds of thousands of items: covered natively")]
     fn every_way_to_share_a_loop_from_outside_keeps_its_order() {
-        for share in SHARES {
+        for share in SHARES_AND_ALONE {
             for len in LENGTHS {
                 let ctx = format!("shares {share:?}, {len} items");
                 let (collected, sum, found, first, long) = forced(share, || {
@@ -693,7 +701,7 @@ mod tests {
     #[cfg_attr(miri, ignore = "hundreds of thousands of items: covered natively")]
     fn a_panic_anywhere_in_a_shared_loop_reaches_the_caller() {
         let len = 200_003;
-        for share in SHARES {
+        for share in SHARES_AND_ALONE {
             for bad in [0, 1, len / 2, len - 2, len - 1] {
                 let ctx = format!("shares {share:?}, panic at {bad}");
                 let ran = forced(share, || {
@@ -756,7 +764,7 @@ mod tests {
         // A `reduce` runs on the caller, inside the task's pieces and
         // between them: wherever it panics, the caller gets the panic.
         let len = 300_007;
-        for share in SHARES {
+        for share in SHARES_AND_ALONE {
             for _ in 0..4 {
                 let ran = forced(share, || {
                     panic::catch_unwind(|| {
@@ -831,7 +839,7 @@ mod tests {
         let shares: &[(bool, usize)] = if cfg!(miri) {
             &[(true, 1), (false, 2)]
         } else {
-            &SHARES
+            &SHARES_AND_ALONE
         };
         for &share in shares {
             for bursts in [len / 2, len - 1] {
