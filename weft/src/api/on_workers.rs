@@ -20,7 +20,10 @@ use crate::sched::registry::{CallerWait, Registry};
 /// the result, since a window opened once the caller has woken would find
 /// the workers parked. A 25 us sequential `op` called over and over took
 /// 73-95 us a call without the window on the 2-core VM, 51-60 with it
-/// (docs/PARALLEL.md, "Session 34").
+/// (docs/PARALLEL.md, "Session 34"). The job also times `op`, two reads
+/// of the clock against a call's microseconds at least: which worker the
+/// next call's wake takes depends on how long this one ran
+/// (`Registry::outside_call_ran`).
 pub(crate) fn install<OP, R>(registry: &Arc<Registry>, op: OP) -> R
 where
     OP: FnOnce() -> R + Send,
@@ -31,7 +34,11 @@ where
     }
     let job = StackJob::new(
         |_migrated| {
+            let started = Instant::now();
             let out = op();
+            if let Some(worker) = crate::sched::context::worker_of(registry) {
+                registry.outside_call_ran(worker.index(), started.elapsed());
+            }
             registry.linger_after_call();
             out
         },

@@ -316,6 +316,10 @@ pub(crate) struct Registry {
 /// call: an idle pool still parks.
 pub(crate) const LINGER_WINDOW: Duration = Duration::from_micros(50);
 
+/// How long a call from outside must run for the worker that ran it to
+/// be the next wake from outside's first choice (`Registry::outside_call_ran`).
+pub(crate) const FAVOUR_AFTER_CALLS_OF: Duration = Duration::from_millis(1);
+
 /// How much of a linger window may have run before [`Registry::linger`]
 /// moves its end again: a quarter. So a call leaves the window open for
 /// at least `LINGER_WINDOW` less this.
@@ -659,6 +663,27 @@ impl Registry {
         }
     }
 
+    /// A call from outside ran on `worker` for `took`: where the pool's
+    /// workers fit the cores and the call ran at least
+    /// [`FAVOUR_AFTER_CALLS_OF`], the next wake from outside takes that
+    /// worker first while it sleeps (sleep.rs, "Which sleeper a wake
+    /// takes"); otherwise wakes from outside go by CPU alone.
+    ///
+    /// Why both conditions: the favourite may sleep on a CPU that halted,
+    /// and such a CPU took 30-38 us to run a thread woken there (p50;
+    /// docs/TUNING.md, "Which sleeper a wake takes"), where a worker on the
+    /// caller's CPU runs as soon as the caller blocks. Against a call of a
+    /// millisecond or more that start is 4% at most, and what the
+    /// favourite kept warm weighs more. In a pool of more workers than
+    /// cores the CPU decides whether the woken worker runs at all before
+    /// the caller's next turn: rayon's stencil on weft at 8 workers on 2
+    /// cores read 1.16x its time with a favourite against 1.01x without
+    /// (docs/RAYON.md, "Session 41").
+    pub(crate) fn outside_call_ran(&self, worker: usize, took: Duration) {
+        let favourite = (self.workers_fit_cores && took >= FAVOUR_AFTER_CALLS_OF).then_some(worker);
+        self.sleep.favour_for_outside_wakes(favourite);
+    }
+
     /// How a caller waits from outside ([`caller_wait`], for this pool
     /// on its machine).
     pub(crate) fn caller_wait(&self) -> CallerWait {
@@ -942,6 +967,32 @@ mod tests {
                 assert!(all.contains(&(kind, seat)));
             }
         }
+    }
+
+    #[test]
+    #[cfg_attr(miri, ignore = "a call's length in real time: covered natively")]
+    fn a_long_call_from_outside_makes_its_worker_the_favourite() {
+        let pool = crate::Pool::builder().workers(1).build().unwrap();
+        let favourite = || pool.registry().sleep.outside_favourite();
+        assert_eq!(favourite(), None);
+        pool.install(|| std::thread::sleep(super::FAVOUR_AFTER_CALLS_OF));
+        assert_eq!(favourite(), Some(0));
+        // A short call names none. An empty call could still be stopped
+        // for a millisecond on a loaded machine: one of many is short.
+        for _ in 0..1_000 {
+            pool.install(|| ());
+            if favourite().is_none() {
+                break;
+            }
+        }
+        assert_eq!(favourite(), None);
+        // More workers than cores: the CPU alone decides.
+        let crowded = crate::Pool::builder()
+            .workers(super::cores() + 1)
+            .build()
+            .unwrap();
+        crowded.install(|| std::thread::sleep(super::FAVOUR_AFTER_CALLS_OF));
+        assert_eq!(crowded.registry().sleep.outside_favourite(), None);
     }
 
     #[test]

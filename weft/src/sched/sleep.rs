@@ -323,7 +323,12 @@
 //! prefers a sleeper that registered on another CPU than the waker's, one
 //! made from outside the pools (which usually blocks next) a sleeper that
 //! registered on the waker's, each among the newest few, else the newest.
-//! The record is a relaxed hint outside the protocol's state. Loom,
+//! Before its CPU, a wake from outside looks for the worker that ran the
+//! pool's last long call from outside, if that one sleeps among the newest
+//! few ([`Sleep::favour_for_outside_wakes`]): calls from outside come one
+//! after another, and the worker that ran the last one holds what it left
+//! in that thread's caches and allocator arena.
+//! The records are relaxed hints outside the protocol's state. Loom,
 //! which models no CPUs, gives each worker its index for a CPU and steers
 //! every wake away from worker 0's, so the models take a sleeper other
 //! than the newest too; where the CPU is unknown (Miri, other systems) a
@@ -333,7 +338,7 @@ use crate::facade::{fence, lock, wait, AtomicBool, AtomicU64, Condvar, Mutex, Or
 use crossbeam_utils::CachePadded;
 // std's even under loom: the slot's CPU record is a hint the models need
 // not explore (`Slot::parked_on`).
-use std::sync::atomic::AtomicU32;
+use std::sync::atomic::{AtomicU32, AtomicUsize};
 
 /// Workers per pool the counters in `state` can hold.
 pub(crate) const MAX_WORKERS: usize = (1 << FIELD_BITS) - 1;
@@ -546,6 +551,12 @@ pub(crate) struct Sleep {
     /// off only in tests that follow the sleepers list's order, which a
     /// test thread moving between CPUs would otherwise reorder.
     steer_by_cpu: bool,
+    /// The worker a wake from outside takes first if it sleeps among the
+    /// newest [`SLEEPERS_LOOKED_AT`] (`usize::MAX`: none), set by
+    /// [`Sleep::favour_for_outside_wakes`]. A hint, as `Slot::parked_on`
+    /// is: std's atomic even under loom, whose wakes never steer onto a
+    /// waker's "CPU" and so never read it.
+    outside_favourite: AtomicUsize,
 }
 
 /// Who makes the wake a notify needs while a woken worker is still in
@@ -583,6 +594,7 @@ impl Sleep {
             linger_searching: workers.max(1) as u64,
             wakes: Wakes::Tree,
             steer_by_cpu: true,
+            outside_favourite: AtomicUsize::new(usize::MAX),
         }
     }
 
@@ -933,10 +945,37 @@ impl Sleep {
         self.slots[index].registered.store(true, Ordering::Relaxed);
     }
 
-    /// Takes a sleeper off the list for a wake that `steer`s: the newest
-    /// one (its cache is the warmest) unless it registered on a CPU the
-    /// wake does not prefer and one of the next few newest did, then that
-    /// one.
+    /// Which worker a wake from outside takes first while it sleeps
+    /// ([`Sleep::take_sleeper`]), or none: the registry's rule
+    /// (`Registry::outside_call_ran`).
+    pub(crate) fn favour_for_outside_wakes(&self, worker: Option<usize>) {
+        let worker = worker.unwrap_or(usize::MAX);
+        // Relaxed: a hint; no data rides on it. Loaded first so that calls
+        // from outside that keep one favourite leave its line shared.
+        if self.outside_favourite.load(Ordering::Relaxed) != worker {
+            self.outside_favourite.store(worker, Ordering::Relaxed);
+        }
+    }
+
+    /// The worker [`Sleep::favour_for_outside_wakes`] last named.
+    #[cfg(test)]
+    pub(crate) fn outside_favourite(&self) -> Option<usize> {
+        Some(self.outside_favourite.load(Ordering::Relaxed)).filter(|&worker| worker != usize::MAX)
+    }
+
+    /// Takes a sleeper off the list for a wake that `steer`s: for a wake
+    /// from outside, the favourite of [`Sleep::favour_for_outside_wakes`]
+    /// if it is among the next few newest; otherwise the newest one (its
+    /// cache is the warmest) unless it registered on a CPU the wake does
+    /// not prefer and one of the next few newest did, then that one.
+    ///
+    /// Why the favourite: calls from outside come one after another, and
+    /// the worker that ran the last one holds its allocator arena and
+    /// caches. Without it, a 2-worker pool ran rayon's `filter` +
+    /// `collect` on alternate workers from one call to the next (the
+    /// caller's CPU, which the rule below follows, alternated), each call
+    /// refilled the other thread's glibc arena, and the process took 1.3-2x
+    /// the page faults and up to 1.4x the time (docs/RAYON.md, "Session 41").
     ///
     /// Why the CPU: the kernel queues a woken thread on the CPU it last ran
     /// on or on its waker's, and some kernels (these VMs': docs/TUNING.md,
@@ -949,8 +988,17 @@ impl Sleep {
     /// a particular one), so this changes no invariant.
     fn take_sleeper(&self, sleepers: &mut Vec<usize>, steer: Steer) -> Option<usize> {
         let newest = sleepers.len().checked_sub(1)?;
+        let oldest_looked_at = newest.saturating_sub(SLEEPERS_LOOKED_AT - 1);
+        if self.steer_by_cpu && !steer.away {
+            // Relaxed: a hint (see the field).
+            let favourite = self.outside_favourite.load(Ordering::Relaxed);
+            if let Some(position) =
+                (oldest_looked_at..=newest).rfind(|&position| sleepers[position] == favourite)
+            {
+                return Some(sleepers.remove(position));
+            }
+        }
         if self.steer_by_cpu && steer.waker_cpu != u32::MAX {
-            let oldest_looked_at = newest.saturating_sub(SLEEPERS_LOOKED_AT - 1);
             for position in (oldest_looked_at..=newest).rev() {
                 // Relaxed: a hint (see `Slot::parked_on`).
                 let cpu = self.slots[sleepers[position]]
@@ -1385,6 +1433,67 @@ mod tests {
             sleep.take_sleeper(&mut sleepers, away_from_0),
             Some(1),
             "one now within reach"
+        );
+    }
+
+    #[test]
+    fn a_wake_from_outside_takes_the_favourite_before_its_cpu() {
+        let sleep = Sleep::new(3, 1);
+        let mut sleepers = sleepers_on(&sleep, &[1, 0, 0]);
+        let onto_0 = Steer {
+            waker_cpu: 0,
+            away: false,
+        };
+        sleep.favour_for_outside_wakes(Some(0));
+        assert_eq!(
+            sleep.take_sleeper(&mut sleepers, onto_0),
+            Some(0),
+            "the favourite, though it registered on another CPU"
+        );
+        assert_eq!(sleepers, [1, 2], "the others keep their order");
+        // The favourite is awake now: the CPU decides.
+        assert_eq!(sleep.take_sleeper(&mut sleepers, onto_0), Some(2));
+        sleep.favour_for_outside_wakes(None);
+        let mut sleepers = sleepers_on(&sleep, &[1, 0, 0]);
+        assert_eq!(
+            sleep.take_sleeper(&mut sleepers, onto_0),
+            Some(2),
+            "no favourite: the newest on the waker's CPU"
+        );
+    }
+
+    #[test]
+    fn a_worker_wakes_by_cpu_whatever_the_favourite() {
+        let sleep = Sleep::new(3, 1);
+        let mut sleepers = sleepers_on(&sleep, &[0, 1, 0]);
+        sleep.favour_for_outside_wakes(Some(0));
+        let away_from_0 = Steer {
+            waker_cpu: 0,
+            away: true,
+        };
+        assert_eq!(sleep.take_sleeper(&mut sleepers, away_from_0), Some(1));
+        assert_eq!(sleep.take_sleeper(&mut sleepers, away_from_0), Some(2));
+    }
+
+    #[test]
+    fn the_favourite_is_looked_for_among_the_newest_few_only() {
+        let workers = SLEEPERS_LOOKED_AT + 2;
+        let sleep = Sleep::new(workers, 1);
+        let mut sleepers = sleepers_on(&sleep, &vec![0; workers]);
+        sleep.favour_for_outside_wakes(Some(1));
+        let onto_0 = Steer {
+            waker_cpu: 0,
+            away: false,
+        };
+        assert_eq!(
+            sleep.take_sleeper(&mut sleepers, onto_0),
+            Some(workers - 1),
+            "the favourite is not among the newest {SLEEPERS_LOOKED_AT}"
+        );
+        assert_eq!(
+            sleep.take_sleeper(&mut sleepers, onto_0),
+            Some(1),
+            "now it is"
         );
     }
 
