@@ -20,10 +20,12 @@ use crate::sched::registry::{CallerWait, Registry};
 /// the result, since a window opened once the caller has woken would find
 /// the workers parked. A 25 us sequential `op` called over and over took
 /// 73-95 us a call without the window on the 2-core VM, 51-60 with it
-/// (docs/PARALLEL.md, "Session 34"). The job also times `op`, two reads
-/// of the clock against a call's microseconds at least: which worker the
-/// next call's wake takes depends on how long this one ran
-/// (`Registry::outside_call_ran`).
+/// (docs/PARALLEL.md, "Session 34"). The job also times `op` (two reads
+/// of the clock, beside the two the job makes around its whole run for
+/// the caller's spin, against a call's microseconds at least): which
+/// worker the wakes from outside take next depends on how long this one
+/// ran (`Registry::outside_call_ran`). A call whose `op` panics names no
+/// worker and leaves the favourite as it was.
 pub(crate) fn install<OP, R>(registry: &Arc<Registry>, op: OP) -> R
 where
     OP: FnOnce() -> R + Send,

@@ -323,16 +323,22 @@
 //! prefers a sleeper that registered on another CPU than the waker's, one
 //! made from outside the pools (which usually blocks next) a sleeper that
 //! registered on the waker's, each among the newest few, else the newest.
-//! Before its CPU, a wake from outside looks for the worker that ran the
-//! pool's last long call from outside, if that one sleeps among the newest
-//! few ([`Sleep::favour_for_outside_wakes`]): calls from outside come one
-//! after another, and the worker that ran the last one holds what it left
-//! in that thread's caches and allocator arena.
+//! Before its CPU, a wake from outside looks for the pool's favourite, if
+//! one is named and sleeps among the newest few: the worker that ran the
+//! pool's last call from outside, where that call ran 1 ms or more in a
+//! pool whose workers fit the cores ([`Sleep::favour_for_outside_wakes`];
+//! the rule is `Registry::outside_call_ran`). It stays the favourite for
+//! every wake from outside until the next such call names another or
+//! none: calls from outside come one after another, and the worker that
+//! ran the last one holds what it left in that thread's caches and
+//! allocator arena.
 //! The records are relaxed hints outside the protocol's state. Loom,
 //! which models no CPUs, gives each worker its index for a CPU and steers
 //! every wake away from worker 0's, so the models take a sleeper other
-//! than the newest too; where the CPU is unknown (Miri, other systems) a
-//! wake takes the newest sleeper.
+//! than the newest too (and never look for a favourite); where the CPU is
+//! unknown (Miri, other systems) a wake from outside takes the favourite
+//! if it sleeps among the newest few, and any other wake the newest
+//! sleeper.
 
 use crate::facade::{fence, lock, wait, AtomicBool, AtomicU64, Condvar, Mutex, Ordering};
 use crossbeam_utils::CachePadded;
@@ -354,15 +360,16 @@ const SLEEPING_BITS: u64 = FIELD_MASK << (2 * FIELD_BITS);
 /// [`Wakes::Tree`].
 const WAKE_FANOUT: u64 = 2;
 
-/// How many of the newest sleepers a wake looks at for one that registered
-/// on another CPU than its waker's ([`Sleep::take_sleeper`]): the look is
-/// under the sleepers' lock, so it stays short however many workers sleep.
+/// How many of the newest sleepers a wake looks at for the favourite or
+/// for one that registered on the CPU it prefers ([`Sleep::take_sleeper`]):
+/// the look is under the sleepers' lock, so it stays short however many
+/// workers sleep.
 const SLEEPERS_LOOKED_AT: usize = 8;
 
 /// The CPU the calling thread runs on, or `u32::MAX` where it is not known.
 /// On Linux `sched_getcpu` reads it without a system call (the vDSO or the
 /// thread's rseq area). Miri cannot call it: there it is unknown, and
-/// wakes take the newest sleeper as they always did. Loom models no CPUs:
+/// wakes take the favourite or the newest sleeper. Loom models no CPUs:
 /// see [`registration_cpu`] and [`Steer::for_caller`].
 fn current_cpu() -> u32 {
     #[cfg(all(target_os = "linux", not(miri), not(loom)))]
@@ -547,15 +554,18 @@ pub(crate) struct Sleep {
     linger_searching: u64,
     /// Who makes the wake a notify needs while a woken worker is in flight.
     wakes: Wakes,
-    /// Whether a wake chooses its sleeper by CPU ([`Sleep::take_sleeper`]);
-    /// off only in tests that follow the sleepers list's order, which a
-    /// test thread moving between CPUs would otherwise reorder.
+    /// Whether a wake chooses its sleeper by CPU or favourite
+    /// ([`Sleep::take_sleeper`]); off only in tests that follow the
+    /// sleepers list's order, which a test thread moving between CPUs would
+    /// otherwise reorder.
     steer_by_cpu: bool,
     /// The worker a wake from outside takes first if it sleeps among the
     /// newest [`SLEEPERS_LOOKED_AT`] (`usize::MAX`: none), set by
     /// [`Sleep::favour_for_outside_wakes`]. A hint, as `Slot::parked_on`
-    /// is: std's atomic even under loom, whose wakes never steer onto a
-    /// waker's "CPU" and so never read it.
+    /// is, so Relaxed suffices for every access: a stale value only makes
+    /// a wake take another sleeper, which the protocol allows (any sleeper
+    /// will do). std's atomic even under loom, whose wakes never steer onto
+    /// a waker's "CPU" and so never read it.
     outside_favourite: AtomicUsize,
 }
 
@@ -957,7 +967,9 @@ impl Sleep {
         }
     }
 
-    /// The worker [`Sleep::favour_for_outside_wakes`] last named.
+    /// The worker [`Sleep::favour_for_outside_wakes`] last named. Relaxed:
+    /// the tests read it after `install` returned, whose latch (a Release
+    /// store seen by an Acquire load) orders the worker's store before.
     #[cfg(test)]
     pub(crate) fn outside_favourite(&self) -> Option<usize> {
         Some(self.outside_favourite.load(Ordering::Relaxed)).filter(|&worker| worker != usize::MAX)
@@ -992,10 +1004,13 @@ impl Sleep {
         if self.steer_by_cpu && !steer.away {
             // Relaxed: a hint (see the field).
             let favourite = self.outside_favourite.load(Ordering::Relaxed);
-            if let Some(position) =
-                (oldest_looked_at..=newest).rfind(|&position| sleepers[position] == favourite)
-            {
-                return Some(sleepers.remove(position));
+            if favourite != usize::MAX {
+                if let Some(position) =
+                    (oldest_looked_at..=newest).rfind(|&position| sleepers[position] == favourite)
+                {
+                    // `remove`: the others keep their order, as below.
+                    return Some(sleepers.remove(position));
+                }
             }
         }
         if self.steer_by_cpu && steer.waker_cpu != u32::MAX {
@@ -1473,6 +1488,23 @@ mod tests {
         };
         assert_eq!(sleep.take_sleeper(&mut sleepers, away_from_0), Some(1));
         assert_eq!(sleep.take_sleeper(&mut sleepers, away_from_0), Some(2));
+    }
+
+    #[test]
+    fn with_no_known_cpu_a_wake_from_outside_still_takes_the_favourite() {
+        let sleep = Sleep::new(3, 1);
+        let mut sleepers = sleepers_on(&sleep, &[u32::MAX; 3]);
+        let from_outside = Steer {
+            waker_cpu: u32::MAX,
+            away: false,
+        };
+        sleep.favour_for_outside_wakes(Some(1));
+        assert_eq!(sleep.take_sleeper(&mut sleepers, from_outside), Some(1));
+        assert_eq!(
+            sleep.take_sleeper(&mut sleepers, from_outside),
+            Some(2),
+            "then the newest"
+        );
     }
 
     #[test]
