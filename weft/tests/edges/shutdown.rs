@@ -98,7 +98,11 @@ pub(super) fn shutdown_races_spawns(via: Via, worker_counts: &[usize]) {
 /// pool of as many workers as cores lingers after each call (its searchers
 /// keep searching while it drops: api/on_workers.rs, `install`); the
 /// larger ones do not, and there callers spin too since session 33
-/// (`registry::caller_wait`).
+/// (`registry::caller_wait`). Half the `install` calls, plain and bomb,
+/// run over a millisecond: in a pool that fits the
+/// cores the plain one names its worker the favourite that the spawns'
+/// and the next calls' wakes from outside look for (sched/registry.rs,
+/// `outside_call_ran`), and the bomb's leaves the favourite as it was.
 pub(super) fn outside_callers_race_the_drop() {
     let cores = thread::available_parallelism().map_or(1, usize::from);
     let worker_counts = [cores, cores + 1, 8, 64];
@@ -137,8 +141,20 @@ pub(super) fn outside_callers_race_the_drop() {
                     barrier.wait();
                     for call in 0..calls {
                         let value = caller * 10_000 + call;
+                        let long = call % 8 < 4;
+                        let run_long = move || {
+                            if long {
+                                thread::sleep(Duration::from_micros(1_100));
+                            }
+                        };
                         match call % 4 {
-                            0 => assert_eq!(pool.install(|| value), value),
+                            0 => assert_eq!(
+                                pool.install(|| {
+                                    run_long();
+                                    value
+                                }),
+                                value
+                            ),
                             1 => assert_eq!(pool.join(|| value, || call), (value, call)),
                             2 => {
                                 let mut seen = 0;
@@ -147,7 +163,10 @@ pub(super) fn outside_callers_race_the_drop() {
                             }
                             _ => {
                                 let thrown = panic::catch_unwind(AssertUnwindSafe(|| {
-                                    pool.install(throw_bomb)
+                                    pool.install(|| {
+                                        run_long();
+                                        throw_bomb()
+                                    })
                                 }));
                                 assert!(forget_panic(thrown), "the bomb's panic was lost");
                             }
