@@ -19,6 +19,18 @@ fn read(who: libc::c_int) -> Duration {
     tv(usage.ru_utime) + tv(usage.ru_stime)
 }
 
+/// Minor page faults of every thread of this process so far.
+pub fn process_minor_faults() -> u64 {
+    // SAFETY: getrusage only writes into the zeroed struct we pass it.
+    let usage = unsafe {
+        let mut usage: libc::rusage = std::mem::zeroed();
+        let rc = libc::getrusage(libc::RUSAGE_SELF, &mut usage);
+        assert_eq!(rc, 0, "getrusage failed");
+        usage
+    };
+    usage.ru_minflt as u64
+}
+
 /// User + system CPU of every thread of this process so far.
 pub fn process_cpu() -> Duration {
     read(libc::RUSAGE_SELF)

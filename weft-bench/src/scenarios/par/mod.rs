@@ -172,6 +172,14 @@ pub fn cases() -> Vec<Case> {
             ..small_in_pool
         },
         Case {
+            variant: "first from outside",
+            about: "a program's first size loops, each (0..1000).into_par_iter().map(hash & 0xFFFF).sum::<u64>(), from the main thread with no pool built before them: the first call builds the global pool, sized through the peer's environment variable (WEFT_WORKERS, RAYON_NUM_THREADS) as a user would; timed once from before the first call: what a command-line tool pays for its first loop, the pool's start included; figure: wall of the size loops; every sum checked",
+            unit: "us",
+            sizes: [1, 1, 1],
+            run: |kind, workers, loops| on_peer!(kind, first_loops(workers, loops as usize)),
+            ..small_in_pool
+        },
+        Case {
             variant: "in-pool 20k",
             about: "as the in-pool row, with 20,000 items a loop (tens of microseconds): a loop long enough to split, short enough that a helper's steal and the owner's wait for it weigh; figure: wall per loop",
             sizes: [10, 1_000, 2_000],
@@ -246,6 +254,9 @@ trait Loops {
     /// Builds the peer's global pool with `workers` threads (nothing for the
     /// floor). Called once per child, before anything else touches the pool.
     fn start(workers: usize);
+    /// The environment variable that sizes the peer's global pool when the
+    /// pool is built by its first use (none for the floor).
+    const WORKERS_ENV: Option<&'static str>;
     fn sum_squares(data: &[u64]) -> u64;
     fn map_collect(n: usize) -> Vec<u64>;
     fn filter_count(n: usize) -> usize;
@@ -269,7 +280,7 @@ trait Loops {
 /// The parallel loops, one source expanded once per peer, with only the
 /// prelude and the global pool's builder differing.
 macro_rules! parallel_loops {
-    ($($module:ident: $peer:ident, $krate:ident, start($workers:ident) $start:block)*) => {$(
+    ($($module:ident: $peer:ident, $krate:ident, env $env:literal, start($workers:ident) $start:block)*) => {$(
         mod $module {
             use super::{
                 count_words, hash, keep, mark_seen, merge_counts, nested_item, paint_row,
@@ -283,6 +294,8 @@ macro_rules! parallel_loops {
 
             impl Loops for $peer {
                 fn start($workers: usize) $start
+
+                const WORKERS_ENV: Option<&'static str> = Some($env);
 
                 fn sum_squares(data: &[u64]) -> u64 {
                     data.par_iter().map(|&x| x * x).sum()
@@ -368,13 +381,13 @@ macro_rules! parallel_loops {
 }
 
 parallel_loops! {
-    on_weft: Weft, weft, start(workers) {
+    on_weft: Weft, weft, env "WEFT_WORKERS", start(workers) {
         weft::Builder::new()
             .workers(workers)
             .build_global()
             .expect("weft global pool");
     }
-    on_rayon: Rayon, rayon, start(workers) {
+    on_rayon: Rayon, rayon, env "RAYON_NUM_THREADS", start(workers) {
         rayon::ThreadPoolBuilder::new()
             .num_threads(workers)
             .build_global()
@@ -387,6 +400,8 @@ struct Sequential;
 
 impl Loops for Sequential {
     fn start(_workers: usize) {}
+
+    const WORKERS_ENV: Option<&'static str> = None;
 
     fn sum_squares(data: &[u64]) -> u64 {
         data.iter().map(|&x| x * x).sum()
@@ -847,6 +862,29 @@ fn small_loops<L: Loops>(workers: usize, loops: usize, items: usize, runs: Runs)
         .with("loops", loops as f64)
         .with("items_per_loop", items as f64)
         .with("cpu_us_per_loop", ns_per(cpu, loops as u64) / 1e3)
+}
+
+/// A process's first `loops` small loops, called from the main thread
+/// before anything built the peer's global pool: the first builds it, with
+/// `workers` threads through the peer's environment variable.
+fn first_loops<L: Loops>(workers: usize, loops: usize) -> Measured {
+    if let Some(variable) = L::WORKERS_ENV {
+        // The child has no other thread yet (child.rs runs the case first).
+        std::env::set_var(variable, workers.to_string());
+    }
+    let items = 1_000;
+    let expected: u64 = (0..items).map(small_item).sum();
+    let faults = crate::rusage::process_minor_faults();
+    let (wrong, wall, cpu) = timed(|| {
+        (0..loops)
+            .filter(|_| black_box(L::small_sum(black_box(items))) != expected)
+            .count()
+    });
+    let faults = crate::rusage::process_minor_faults() - faults;
+    assert_eq!(wrong, 0, "{wrong} of {loops} first loops gave a wrong sum");
+    Measured::new(wall, cpu, wall.as_secs_f64() * 1e6)
+        .with("loops", loops as f64)
+        .with("page_faults", faults as f64)
 }
 
 /// `lines` lines of ten words drawn from a fixed vocabulary.
