@@ -404,11 +404,11 @@ impl Builder {
         self
     }
 
-    /// The policy for a pool of `workers`: the user's, else the default
-    /// rule of sched/threads.rs.
-    fn batch_scheduling_setting(&self, workers: usize) -> bool {
+    /// The policy for a pool of `workers` on `cores`: the user's, else the
+    /// default rule of sched/threads.rs.
+    fn batch_scheduling_setting(&self, workers: usize, cores: usize) -> bool {
         self.batch_scheduling
-            .unwrap_or_else(|| crate::sched::threads::batch_by_default(workers))
+            .unwrap_or_else(|| crate::sched::threads::batch_by_default(workers, cores))
     }
 
     /// Records what each worker does — tasks run (with their names, see
@@ -653,11 +653,14 @@ impl Builder {
 
     /// `build`, with `start` starting each worker thread.
     fn build_with(self, start: &mut StartThread<'_>) -> Result<Pool, BuildError> {
+        // Read once for the whole build: the read is system calls, tens of
+        // microseconds (sched/registry.rs, `cores`).
+        let cores = crate::sched::registry::cores();
         let workers = match self.workers {
             Some(workers) => workers,
-            None => default_workers()?,
+            None => default_workers(cores)?,
         };
-        let batch_scheduling = self.batch_scheduling_setting(workers);
+        let batch_scheduling = self.batch_scheduling_setting(workers, cores);
         if workers == 0 {
             return Err(BuildError::ZeroWorkers);
         }
@@ -718,6 +721,7 @@ impl Builder {
             },
             pin_workers: self.pin_workers,
             adopt_seat_0: self.use_current_thread,
+            cores,
         };
         let stack_size = self.stack_size;
         let assembled = assemble(plan, &mut |index, name, worker| {
@@ -848,12 +852,14 @@ impl fmt::Debug for ThreadBuilder {
     }
 }
 
-fn default_workers() -> Result<usize, BuildError> {
+/// The workers of a pool whose builder did not say: [`WORKERS_ENV`] if set,
+/// else one per core of the `cores` the build read.
+fn default_workers(cores: usize) -> Result<usize, BuildError> {
     match std::env::var(WORKERS_ENV) {
         Ok(value) if !value.trim().is_empty() => value
             .trim()
             .parse()
             .map_err(|_| BuildError::InvalidWorkersEnv(value)),
-        _ => Ok(std::thread::available_parallelism().map_or(1, |n| n.get())),
+        _ => Ok(cores),
     }
 }

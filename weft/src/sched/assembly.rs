@@ -43,6 +43,8 @@ pub(crate) struct PoolPlan {
     pub(crate) pin_workers: bool,
     /// Whether seat 0 is the calling thread's (`use_current_thread`).
     pub(crate) adopt_seat_0: bool,
+    /// The process's cores as the build read them (registry.rs, `cores`).
+    pub(crate) cores: usize,
 }
 
 /// A pool whose workers all started.
@@ -127,18 +129,20 @@ pub(crate) fn assemble(
         setup,
         pin_workers,
         adopt_seat_0,
+        cores,
     } = plan;
-    let mut locals = Vec::with_capacity(workers + max_blocking);
-    let mut stealers = Vec::with_capacity(workers + max_blocking);
-    let mut yield_stealers = Vec::with_capacity(workers + max_blocking);
-    for _ in 0..workers + max_blocking {
+    // The workers' seats; the spare seats are made as their threads start
+    // (registry.rs, `SpareSeat`).
+    let mut locals = Vec::with_capacity(workers);
+    let mut stealers = Vec::with_capacity(workers);
+    let mut yield_stealers = Vec::with_capacity(workers);
+    for _ in 0..workers {
         let (queues, stealer, yield_stealer) = SeatQueues::new();
         locals.push(queues);
         stealers.push(stealer);
         yield_stealers.push(yield_stealer);
     }
-    let spare_locals = locals.split_off(workers);
-    let spares = Spares::new(workers, spare_locals, setup.clone());
+    let spares = Spares::new(workers, max_blocking, setup.clone());
     let registry = Arc::new(Registry::new(
         stealers,
         yield_stealers,
@@ -146,8 +150,9 @@ pub(crate) fn assemble(
         spares,
         max_spinning,
         hooks,
+        cores,
     ));
-    let cores = if pin_workers {
+    let core_ids = if pin_workers {
         core_affinity::get_core_ids().unwrap_or_default()
     } else {
         Vec::new()
@@ -167,7 +172,7 @@ pub(crate) fn assemble(
     let started = panic::catch_unwind(AssertUnwindSafe(|| {
         for (index, queues) in locals {
             let name = setup.name(index);
-            let core = (!cores.is_empty()).then(|| cores[index % cores.len()]);
+            let core = (!core_ids.is_empty()).then(|| core_ids[index % core_ids.len()]);
             let abandoned = Arc::new(AtomicBool::new(false));
             // Counted before the thread can start; a `WorkerStart` given up
             // unrun (a failed start drops it too, a panicking one while

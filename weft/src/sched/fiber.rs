@@ -256,7 +256,7 @@ impl FiberCell {
         // the fiber's Acquire when it sets RUNNING again; Acquire because
         // the queueing below follows the suspension it observed.
         if self.state.swap(NOTIFIED, Ordering::AcqRel) == WAITING {
-            self.registry.resumable[self.seat].push(self.id);
+            self.registry.resumable(self.seat).push(self.id);
         }
     }
 
@@ -411,7 +411,7 @@ mod switch {
         /// The fiber to resume next: a resumable one, else an idle one
         /// (whoever switched out left one: `ensure_idle`).
         fn next_to_run(&self, worker: &WorkerThread) -> Fiber {
-            let resumable = &worker.registry_arc().resumable[worker.index()];
+            let resumable = worker.registry_arc().resumable(worker.index());
             while let Some(id) = resumable.pop() {
                 if let Some(fiber) = self.suspended.borrow_mut()[id].take() {
                     return fiber;
@@ -635,7 +635,7 @@ mod switch {
             if !self.timers.borrow().is_empty() {
                 self.expire_timers();
             }
-            worker.registry_arc().resumable[worker.index()].any()
+            worker.registry_arc().resumable(worker.index()).any()
         }
 
         #[cold]

@@ -34,7 +34,7 @@ fn wait_as_fiber(cell: &FiberCell, registry: &Registry, ready: &AtomicBool) -> u
         suspensions += 1;
         // Suspended: the dispatcher resumes it when it pops its id.
         loop {
-            if let Some(id) = registry.resumable[0].pop() {
+            if let Some(id) = registry.resumable(0).pop() {
                 assert_eq!(id, 0, "only this fiber was queued");
                 break;
             }
@@ -69,7 +69,7 @@ fn a_wake_is_never_lost_and_queues_the_fiber_at_most_once() {
         let suspensions = wait_as_fiber(&cell, &registry, &ready);
         waker.join().unwrap();
         assert!(suspensions <= 1, "one wake resumes one suspension");
-        assert_eq!(registry.resumable[0].pop(), None, "nothing left queued");
+        assert_eq!(registry.resumable(0).pop(), None, "nothing left queued");
     });
 }
 
@@ -88,6 +88,6 @@ fn a_stale_wake_beside_the_real_one_resumes_at_most_spuriously() {
         stale.join().unwrap();
         waker.join().unwrap();
         assert!(suspensions <= 2, "each wake resumes at most one suspension");
-        assert_eq!(registry.resumable[0].pop(), None, "nothing left queued");
+        assert_eq!(registry.resumable(0).pop(), None, "nothing left queued");
     });
 }

@@ -20,9 +20,9 @@
 //!
 //! The cap on mappings is the process's, not a pool's, so the fibers of
 //! all pools draw on one count, [`STACKS_LIVE`], against one limit: on
-//! Linux three quarters of `vm.max_map_count`, two mappings a stack, which
-//! leaves a quarter of the cap (16,382 mappings by default) for everything
-//! else the process maps; 24,574 stacks at the default cap. Elsewhere
+//! Linux seven eighths of `vm.max_map_count`, two mappings a stack, which
+//! leaves an eighth of the cap (8,191 mappings by default) for everything
+//! else the process maps; 28,669 stacks at the default cap. Elsewhere
 //! there is no such cap to read, and a map that fails is the only bound.
 //! A stack counts from before it is mapped until it is unmapped, idle
 //! fibers' stacks included.
@@ -213,7 +213,7 @@ mod tests {
     use super::budget_for;
 
     #[test]
-    fn the_budget_leaves_a_quarter_of_the_map_cap() {
+    fn the_budget_leaves_an_eighth_of_the_map_cap() {
         assert_eq!(budget_for(Some(65_530)), 28_669);
         assert_eq!(budget_for(None), usize::MAX);
     }

@@ -53,6 +53,7 @@
 //! can push again, so the check's answer cannot go stale.
 
 use std::any::Any;
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use crossbeam_utils::CachePadded;
@@ -68,6 +69,7 @@ use crate::sched::parked::ParkedTasks;
 use crate::sched::sleep::{Sleep, Wakes};
 use crate::sched::spares::Spares;
 use crate::sched::unwind::drop_payload;
+use crate::sched::worker::SeatQueues;
 
 pub(crate) type PanicHandler = Box<dyn Fn(Box<dyn Any + Send>) + Send + Sync>;
 pub(crate) type ThreadHook = Box<dyn Fn(usize) + Send + Sync>;
@@ -207,21 +209,21 @@ impl<'a> Iterator for SharedQueues<'a> {
                             SeatPart::Yielded,
                             SharedQueue::Local {
                                 seat,
-                                queue: &registry.stealers[seat],
+                                queue: registry.stealer(seat),
                             },
                         ),
                         SeatPart::Yielded => (
                             SeatPart::Join,
                             SharedQueue::Yielded {
                                 seat,
-                                queue: &registry.yield_stealers[seat],
+                                queue: registry.yield_stealer(seat),
                             },
                         ),
                         SeatPart::Join => {
                             self.stage = next_seat;
                             return Some(SharedQueue::Join {
                                 seat,
-                                stack: &registry.join_stacks[seat],
+                                stack: registry.join_stack(seat),
                             });
                         }
                     };
@@ -231,6 +233,21 @@ impl<'a> Iterator for SharedQueues<'a> {
             }
         }
     }
+}
+
+/// What the registry keeps of one spare seat: what [`Registry`] keeps per
+/// worker's seat. Made when the seat's thread first starts (spares.rs,
+/// `start_spare`), not with the pool: a pool has
+/// [`DEFAULT_MAX_BLOCKING`](crate::DEFAULT_MAX_BLOCKING) spare seats
+/// unless told otherwise, most programs never start one, and making all
+/// of them with the pool was 190 of a build's 210 page faults and about
+/// 500 of its 700 us on the 2-core VM (docs/TUNING.md, "What a pool's
+/// build costs").
+pub(crate) struct SpareSeat {
+    stealer: Stealer<JobRef>,
+    yield_stealer: Stealer<JobRef>,
+    join_stack: JoinStack,
+    resumable: Resumable,
 }
 
 /// Which seats' queues [`Registry::shared_queues`] visits after the pinned
@@ -248,17 +265,23 @@ pub(crate) enum Seats {
 /// The queues, counters and parking slots are per *seat*: the `workers`
 /// workers' seats first, then the spare seats of `weft::blocking`
 /// (spares.rs), which only threads standing in for a blocked worker use.
+/// A seat's queues, join stack and resumable fibers are reached through
+/// [`Registry::stealer`] and its siblings, which find a spare seat's in
+/// its [`SpareSeat`].
 pub(crate) struct Registry {
     pub(crate) injector: Injector<JobRef>,
-    /// One per seat: the seats' `local` queues...
-    pub(crate) stealers: Box<[Stealer<JobRef>]>,
+    /// One per worker's seat: the seats' `local` queues...
+    stealers: Box<[Stealer<JobRef>]>,
     /// ...and their `yielded` queues (see `worker::SeatQueues`)...
-    pub(crate) yield_stealers: Box<[Stealer<JobRef>]>,
-    /// ...and their join stacks, which the seat's thread owns.
-    pub(crate) join_stacks: Box<[JoinStack]>,
-    /// One per seat: the seat's suspended fibers whose wait is over
-    /// (fiber.rs), which wakers on any thread queue there.
-    pub(crate) resumable: Box<[Resumable]>,
+    yield_stealers: Box<[Stealer<JobRef>]>,
+    /// ...and their join stacks, which the seat's thread owns...
+    join_stacks: Box<[JoinStack]>,
+    /// ...and their suspended fibers whose wait is over (fiber.rs), which
+    /// wakers on any thread queue there.
+    resumable: Box<[Resumable]>,
+    /// The same four for each spare seat, made as the seat's thread first
+    /// starts ([`Registry::make_spare_seat`]).
+    spare_seats: Box<[OnceLock<Box<SpareSeat>>]>,
     /// Tasks suspended right now, against `Builder::max_suspended`.
     pub(crate) suspend_budget: SuspendBudget,
     /// One queue per worker for `spawn_on`: only its owner takes from it.
@@ -333,9 +356,22 @@ pub(crate) const LINGER_SLACK_NS: u64 = LINGER_WINDOW.as_nanos() as u64 / 4;
 /// iter/plumbing/outside.rs) the searcher beyond its helpers costs it
 /// little, as a searcher in the window yields its core between sweeps
 /// (worker/search.rs).
+///
+/// Read afresh at each call: a pool's build reads it once
+/// (api/builder.rs) and hands it to all that depends on it, as the read
+/// is system calls over the cgroup files (35 us on the 2-core VM, 85 us
+/// the first time in a process, when a build read it three times: docs/TUNING.md,
+/// "What a pool's build costs"). The first read also seeds
+/// [`cores_read_once`].
 pub(crate) fn cores() -> usize {
-    std::thread::available_parallelism().map_or(1, usize::from)
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    // Only the first read of the process is kept; later ones leave it.
+    let _ = FIRST_READ_OF_CORES.set(cores);
+    cores
 }
+
+/// The process's first read of [`cores`], for [`cores_read_once`].
+static FIRST_READ_OF_CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
 
 /// Whether every one of a pool's `workers` can have a core of its own,
 /// given the process's `cores` ([`cores`]). Where not, a woken worker
@@ -399,18 +435,23 @@ pub(crate) fn caller_wait(workers: usize, cores: usize) -> CallerWait {
     }
 }
 
-/// [`cores`] as first read in this process, for a caller on a hot path (a
-/// loop from outside a pool asks at every call, and the read is system
-/// calls); a pool reads [`cores`] afresh when it is built.
+/// [`cores`] as first read in this process (by a pool's build, or here),
+/// for a caller on a hot path (a loop from outside a pool asks at every
+/// call, and the read is system calls); a pool reads [`cores`] afresh
+/// when it is built.
 #[cfg_attr(loom, allow(dead_code))]
 pub(crate) fn cores_read_once() -> usize {
-    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *CORES.get_or_init(cores)
+    // Two threads that both find it unset both read; the first to store wins.
+    match FIRST_READ_OF_CORES.get() {
+        Some(&cores) => cores,
+        None => cores(),
+    }
 }
 
 impl Registry {
-    /// `stealers` and `yield_stealers` have one entry per seat: `workers`
-    /// workers' seats, then the spare seats whose owner ends `spares` holds.
+    /// `stealers` and `yield_stealers` have one entry per worker's seat
+    /// (`workers` of them); `spares` has the spare seats, made as their
+    /// threads start. `cores` is [`cores`] as the build read it.
     pub(crate) fn new(
         stealers: Vec<Stealer<JobRef>>,
         yield_stealers: Vec<Stealer<JobRef>>,
@@ -418,9 +459,11 @@ impl Registry {
         spares: Spares,
         max_searching: usize,
         hooks: Hooks,
+        cores: usize,
     ) -> Registry {
-        let seats = stealers.len();
-        let cores = cores();
+        debug_assert_eq!(stealers.len(), workers);
+        debug_assert_eq!(yield_stealers.len(), workers);
+        let seats = workers + spares.seats();
         let workers_fit_cores = workers_fit_cores(workers, cores);
         let mut sleep = Sleep::new(seats, max_searching).with_linger_searching(cores);
         // Invariant 2 of sleep.rs: wakes go out in a tree only where woken
@@ -436,8 +479,9 @@ impl Registry {
             injector: Injector::new(),
             stealers: stealers.into_boxed_slice(),
             yield_stealers: yield_stealers.into_boxed_slice(),
-            join_stacks: (0..seats).map(|_| JoinStack::new()).collect(),
-            resumable: (0..seats).map(|_| Resumable::default()).collect(),
+            join_stacks: (0..workers).map(|_| JoinStack::new()).collect(),
+            resumable: (0..workers).map(|_| Resumable::default()).collect(),
+            spare_seats: (0..spares.seats()).map(|_| OnceLock::new()).collect(),
             suspend_budget: SuspendBudget::new(hooks.fibers.max_suspended),
             pinned: (0..workers).map(|_| Injector::new()).collect(),
             spares,
@@ -468,6 +512,72 @@ impl Registry {
 
     pub(crate) fn num_workers(&self) -> usize {
         self.pinned.len()
+    }
+
+    /// Seat `seat`'s `local` queue, as thieves see it.
+    #[inline]
+    pub(crate) fn stealer(&self, seat: usize) -> &Stealer<JobRef> {
+        match self.stealers.get(seat) {
+            Some(stealer) => stealer,
+            None => &self.spare_seat(seat).stealer,
+        }
+    }
+
+    /// Seat `seat`'s `yielded` queue, as thieves see it.
+    #[inline]
+    pub(crate) fn yield_stealer(&self, seat: usize) -> &Stealer<JobRef> {
+        match self.yield_stealers.get(seat) {
+            Some(stealer) => stealer,
+            None => &self.spare_seat(seat).yield_stealer,
+        }
+    }
+
+    /// Seat `seat`'s join stack.
+    #[inline]
+    pub(crate) fn join_stack(&self, seat: usize) -> &JoinStack {
+        match self.join_stacks.get(seat) {
+            Some(stack) => stack,
+            None => &self.spare_seat(seat).join_stack,
+        }
+    }
+
+    /// Seat `seat`'s suspended fibers whose wait is over (fiber.rs).
+    #[inline]
+    pub(crate) fn resumable(&self, seat: usize) -> &Resumable {
+        match self.resumable.get(seat) {
+            Some(resumable) => resumable,
+            None => &self.spare_seat(seat).resumable,
+        }
+    }
+
+    /// A spare seat made already: one below [`seats_in_use`], or one whose
+    /// thread reached it (a seat is made before it counts as started,
+    /// spares.rs, `start_spare`).
+    ///
+    /// [`seats_in_use`]: Registry::seats_in_use
+    #[cold]
+    fn spare_seat(&self, seat: usize) -> &SpareSeat {
+        self.spare_seats[seat - self.num_workers()]
+            .get()
+            .expect("a spare seat is made before it counts as started")
+    }
+
+    /// Makes spare seat `seat` (`seat - num_workers()` must be the count of
+    /// spare seats started so far, under the spares' lock) and returns the
+    /// owner ends of its queues for its thread. What reads the seat's
+    /// parts comes after: thieves see the seat only once `Spares::started`
+    /// counts it (the Release there, after this), and its own thread
+    /// starts after that.
+    pub(crate) fn make_spare_seat(&self, seat: usize) -> SeatQueues {
+        let (queues, stealer, yield_stealer) = SeatQueues::new();
+        let made = self.spare_seats[seat - self.num_workers()].set(Box::new(SpareSeat {
+            stealer,
+            yield_stealer,
+            join_stack: JoinStack::new(),
+            resumable: Resumable::default(),
+        }));
+        assert!(made.is_ok(), "spare seat {seat} made twice");
+        queues
     }
 
     /// Seats whose queues may hold tasks: every worker's, and the spare seats
@@ -971,6 +1081,35 @@ mod tests {
                 assert!(all.contains(&(kind, seat)));
             }
         }
+    }
+
+    /// A pool makes no spare seat until a blocking call starts its thread;
+    /// then that seat alone is made, and sweeps visit its queues.
+    #[test]
+    fn a_spare_seat_is_made_when_its_thread_first_starts() {
+        let pool = crate::Pool::builder()
+            .workers(1)
+            .max_blocking(2)
+            .build()
+            .unwrap();
+        let registry = std::sync::Arc::clone(pool.registry());
+        let made = move || {
+            let made: Vec<bool> = registry
+                .spare_seats
+                .iter()
+                .map(|seat| seat.get().is_some())
+                .collect();
+            (made, registry.seats_in_use())
+        };
+        assert_eq!(made(), (vec![false, false], 1));
+        let (made_while_blocking, swept) = pool.install(|| crate::blocking(&made));
+        assert_eq!(made_while_blocking, [true, false]);
+        assert_eq!(swept, 2);
+        let all = visited(&pool, 0, Seats::All);
+        for kind in ["local", "yielded", "join"] {
+            assert!(all.contains(&(kind, 1)), "{kind} of spare seat 1: {all:?}");
+        }
+        assert!(!all.iter().any(|&(_, seat)| seat == 2));
     }
 
     #[test]

@@ -3,10 +3,10 @@
 //!
 //! # How a blocking call keeps the pool's capacity
 //!
-//! Besides its `workers` seats, a pool has `max_blocking` *spare seats*: a
-//! queue (with its stealer in the registry), counters and a parking slot each,
-//! allocated at build time. A spare seat gets a thread the first time it is
-//! needed. `weft::blocking` on a worker lends the calling worker a spare: the spare
+//! Besides its `workers` seats, a pool has `max_blocking` *spare seats*:
+//! counters and a parking slot each, allocated at build time, and queues,
+//! a join stack and resumable fibers (the registry's `SpareSeat`), made
+//! when the seat gets its thread, the first time it is needed. `weft::blocking` on a worker lends the calling worker a spare: the spare
 //! thread runs the ordinary worker loop on its own seat — its own queue first,
 //! then stealing from every other queue, including the blocked worker's — and
 //! takes part in the wake protocol exactly like a worker, so work arriving
@@ -149,8 +149,8 @@ impl Lent {
 }
 
 struct SpareState {
-    /// Owner ends of the seats that have no thread yet, the next one last.
-    unstarted: Vec<SeatQueues>,
+    /// Seats that have no thread yet.
+    unstarted: usize,
     idle: Vec<Arc<SpareSlot>>,
     /// Spares out on loan (including retiring and leaving ones).
     lent: Vec<Arc<SpareSlot>>,
@@ -161,8 +161,11 @@ struct SpareState {
 /// The spare seats of one pool.
 pub(crate) struct Spares {
     first_seat: usize,
+    /// How many spare seats the pool has.
+    seats: usize,
     /// Seats whose thread was started (or failed to start): the registry's
-    /// searches look at the queues of `first_seat + started` seats.
+    /// searches look at the queues of `first_seat + started` seats. Written
+    /// under `state`'s lock only.
     started: AtomicUsize,
     state: Mutex<SpareState>,
     /// Signalled when a leaving spare is back (see `lend`).
@@ -171,14 +174,14 @@ pub(crate) struct Spares {
 }
 
 impl Spares {
-    pub(crate) fn new(first_seat: usize, locals: Vec<SeatQueues>, threads: ThreadSetup) -> Spares {
-        let mut unstarted = locals;
-        unstarted.reverse();
+    /// `seats` spare seats, numbered from `first_seat`, none made yet.
+    pub(crate) fn new(first_seat: usize, seats: usize, threads: ThreadSetup) -> Spares {
         Spares {
             first_seat,
+            seats,
             started: AtomicUsize::new(0),
             state: Mutex::new(SpareState {
-                unstarted,
+                unstarted: seats,
                 idle: Vec::new(),
                 lent: Vec::new(),
                 threads: Vec::new(),
@@ -189,10 +192,17 @@ impl Spares {
         }
     }
 
+    /// How many spare seats the pool has, started or not.
+    pub(crate) fn seats(&self) -> usize {
+        self.seats
+    }
+
     /// Spare seats that may hold tasks. Acquire: pairs with the Release in
-    /// `lend`. A search must see a seat before the tasks pushed there, and it
-    /// does: the count is raised before the seat's thread starts, so it
-    /// happens before any push the searcher is bound to see.
+    /// `start_spare`. A search must see a seat before the tasks pushed
+    /// there, and it does: the count is raised before the seat's thread
+    /// starts, so it happens before any push the searcher is bound to see.
+    /// And the seat's parts exist for whoever sees it counted: they were
+    /// made before the Release (registry.rs, `make_spare_seat`).
     pub(crate) fn started(&self) -> usize {
         self.started.load(Ordering::Acquire)
     }
@@ -248,7 +258,7 @@ impl Spares {
                     slot: Arc::clone(slot),
                 });
             }
-            if !state.unstarted.is_empty() {
+            if state.unstarted > 0 {
                 return self.start_spare(&mut state, registry, panics);
             }
             if !state
@@ -268,10 +278,16 @@ impl Spares {
         registry: &Arc<Registry>,
         panics: &mut Vec<Payload>,
     ) -> Option<Lent> {
-        let local = state.unstarted.pop()?;
+        state.unstarted -= 1;
+        // Relaxed: `started` is written under the lock we hold.
+        let started = self.started.load(Ordering::Relaxed);
+        let seat = self.first_seat + started;
+        // The seat's parts first, then the count: whoever sees the seat
+        // counted finds them made.
+        let local = registry.make_spare_seat(seat);
         // Release pairs with `started`'s Acquire; the count rises before the
         // seat's thread starts, so before anything is pushed to its queues.
-        let seat = self.first_seat + self.started.fetch_add(1, Ordering::Release);
+        self.started.store(started + 1, Ordering::Release);
         let slot = Arc::new(SpareSlot {
             seat,
             order: Mutex::new(Order::Work),

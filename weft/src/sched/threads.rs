@@ -36,10 +36,10 @@
 use std::sync::Arc;
 
 /// Whether a pool of `workers` runs under `SCHED_BATCH` when the builder
-/// does not say (module docs): where it has more workers than cores.
-pub(crate) fn batch_by_default(workers: usize) -> bool {
-    use crate::sched::registry::{cores, workers_fit_cores};
-    !workers_fit_cores(workers, cores())
+/// does not say (module docs): where it has more workers than the
+/// process's `cores` (registry.rs, `cores`).
+pub(crate) fn batch_by_default(workers: usize, cores: usize) -> bool {
+    !crate::sched::registry::workers_fit_cores(workers, cores)
 }
 
 /// The user's naming closure.

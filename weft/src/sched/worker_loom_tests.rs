@@ -73,9 +73,10 @@ fn loom_registry_with(workers: usize, wakes: Wakes) -> (Arc<Registry>, Vec<SeatQ
         stealers,
         yield_stealers,
         workers,
-        Spares::new(workers, Vec::new(), setup),
+        Spares::new(workers, 0, setup),
         (workers / 2).max(1),
         hooks,
+        crate::sched::registry::cores(),
     );
     registry.sleep.set_wakes(wakes);
     (Arc::new(registry), locals)

@@ -132,7 +132,7 @@ impl WorkerThread {
         queues: SeatQueues,
         adopted: bool,
     ) -> WorkerThread {
-        let join_stack: *const JoinStack = &registry.join_stacks[index];
+        let join_stack: *const JoinStack = registry.join_stack(index);
         // Spare seats (weft::blocking's stand-ins) come and go with their
         // loan, and a suspended fiber would tie one to its thread: their
         // tasks' waits help. So do an adopted seat's: its thread's stack is

@@ -195,7 +195,7 @@ impl WorkerThread {
     pub(super) fn take_oldest_first(&self) -> Option<JobRef> {
         self.take_pinned_or_global()
             .or_else(|| self.yielded.pop())
-            .or_else(|| steal_from(|| self.registry.stealers[self.index].steal()))
+            .or_else(|| steal_from(|| self.registry.stealer(self.index).steal()))
     }
 
     pub(super) fn has_pinned_work(&self) -> bool {
