@@ -26,12 +26,26 @@
 //! there is no such cap to read, and a map that fails is the only bound.
 //! A stack counts from before it is mapped until it is unmapped, idle
 //! fibers' stacks included.
+//!
+//! The cap is read (a file, on Linux) only once the process holds
+//! [`STACKS_BEFORE_READING_THE_CAP`] stacks: every worker makes a fiber
+//! as it starts, so the process's first worker read the file before its
+//! first task, a new pool's first call waiting on it (docs/TUNING.md,
+//! "What a pool's build costs"). Below that count the budget guards
+//! nothing a failed map does not: a stack the kernel refuses is a `None`
+//! like one over budget.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
 /// Fiber stacks mapped (or being mapped) by every pool of the process.
 static STACKS_LIVE: AtomicUsize = AtomicUsize::new(0);
+
+/// Stacks the process may hold before the cap is read (module docs): 128
+/// mappings, the budget at a cap of 146, where the kernel's default cap
+/// is 65,530 and a small program holds 46 mappings once its pool of two
+/// workers has started (`/proc/self/maps`).
+const STACKS_BEFORE_READING_THE_CAP: usize = 64;
 
 /// The most fiber stacks the process holds at once (module docs).
 pub(crate) fn stack_budget() -> usize {
@@ -65,7 +79,8 @@ fn max_map_count() -> Option<usize> {
 /// publishes nothing; racing reservations overshoot by at most their
 /// number, and each that does undoes itself before it maps anything.
 fn reserve() -> bool {
-    if STACKS_LIVE.fetch_add(1, Ordering::Relaxed) < stack_budget() {
+    let live = STACKS_LIVE.fetch_add(1, Ordering::Relaxed);
+    if live < STACKS_BEFORE_READING_THE_CAP || live < stack_budget() {
         return true;
     }
     release();
@@ -80,7 +95,8 @@ fn release() {
 /// fibers they would keep idle, leaving the rest to waits of other
 /// workers and pools.
 pub(crate) fn stacks_scarce() -> bool {
-    STACKS_LIVE.load(Ordering::Relaxed) > stack_budget() / 2
+    let live = STACKS_LIVE.load(Ordering::Relaxed);
+    live > STACKS_BEFORE_READING_THE_CAP / 2 && live > stack_budget() / 2
 }
 
 #[cfg(unix)]
