@@ -148,8 +148,10 @@ type SpawnFn = Mutex<Box<dyn FnMut(ThreadBuilder) -> io::Result<()> + Send>>;
 type StartThread<'a> = dyn FnMut(ThreadBuilder) -> io::Result<Option<ThreadHandle<()>>> + 'a;
 
 /// Spare seats for [`crate::blocking`] when [`Builder::max_blocking`] is not
-/// set: blocking calls beyond this many at once run without a stand-in. Each
-/// seat costs a few kilobytes up front; its thread starts on first use.
+/// set: blocking calls beyond this many at once run without a stand-in. A
+/// seat costs a few hundred bytes up front (its counters and parking
+/// slot); its queues and join stack, a few kilobytes, are made with its
+/// thread, on first use.
 pub const DEFAULT_MAX_BLOCKING: usize = 64;
 
 /// Configures a [`Pool`]. Every setting has a default; see each method.

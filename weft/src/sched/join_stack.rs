@@ -83,7 +83,8 @@
 //! has room, and `join` takes the local queue, whose own fences
 //! carry the argument.
 //!
-//! Sizes: [`CAPACITY`] halves of two words, 4 KiB per seat. Join nesting is
+//! Sizes: [`CAPACITY`] halves of two words, 4 KiB per seat (a spare
+//! seat's is made with its thread: registry.rs, `SpareSeat`). Join nesting is
 //! the depth of the recursion, and divide-and-conquer rarely nests past 64;
 //! deeper nesting spills to the local queue, still correct, only slower.
 //!
