@@ -31,9 +31,10 @@
 //! [`STACKS_BEFORE_READING_THE_CAP`] stacks: every worker makes a fiber
 //! as it starts, so the process's first worker read the file before its
 //! first task, a new pool's first call waiting on it (docs/TUNING.md,
-//! "What a pool's build costs"). Below that count the budget guards
-//! nothing a failed map does not: a stack the kernel refuses is a `None`
-//! like one over budget.
+//! "What a pool's build costs"). Below that count the budget matters
+//! only under a cap of fewer than 147 mappings (a small program holds 46
+//! once its pool of two workers has started), and a stack the kernel
+//! refuses is a `None` like one over budget.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
@@ -95,8 +96,9 @@ fn release() {
 /// fibers they would keep idle, leaving the rest to waits of other
 /// workers and pools.
 pub(crate) fn stacks_scarce() -> bool {
+    // The floor first, so that the cap is not read below it (module docs).
     let live = STACKS_LIVE.load(Ordering::Relaxed);
-    live > STACKS_BEFORE_READING_THE_CAP / 2 && live > stack_budget() / 2
+    live >= STACKS_BEFORE_READING_THE_CAP && live > stack_budget() / 2
 }
 
 #[cfg(unix)]

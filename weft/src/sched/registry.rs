@@ -240,9 +240,9 @@ impl<'a> Iterator for SharedQueues<'a> {
 /// `start_spare`), not with the pool: a pool has
 /// [`DEFAULT_MAX_BLOCKING`](crate::DEFAULT_MAX_BLOCKING) spare seats
 /// unless told otherwise, most programs never start one, and making all
-/// of them with the pool was 190 of a build's 210 page faults and about
-/// 500 of its 700 us on the 2-core VM (docs/TUNING.md, "What a pool's
-/// build costs").
+/// of them with the pool was 190 of a build's 211 page faults and about
+/// 500 us of it on the 2-core VM (docs/TUNING.md, "What a pool's build
+/// costs").
 pub(crate) struct SpareSeat {
     stealer: Stealer<JobRef>,
     yield_stealer: Stealer<JobRef>,
@@ -461,8 +461,9 @@ impl Registry {
         hooks: Hooks,
         cores: usize,
     ) -> Registry {
-        debug_assert_eq!(stealers.len(), workers);
-        debug_assert_eq!(yield_stealers.len(), workers);
+        // Once a build: a seat past the workers' arrays is a spare's.
+        assert_eq!(stealers.len(), workers);
+        assert_eq!(yield_stealers.len(), workers);
         let seats = workers + spares.seats();
         let workers_fit_cores = workers_fit_cores(workers, cores);
         let mut sleep = Sleep::new(seats, max_searching).with_linger_searching(cores);

@@ -6,7 +6,8 @@
 //! Besides its `workers` seats, a pool has `max_blocking` *spare seats*:
 //! counters and a parking slot each, allocated at build time, and queues,
 //! a join stack and resumable fibers (the registry's `SpareSeat`), made
-//! when the seat gets its thread, the first time it is needed. `weft::blocking` on a worker lends the calling worker a spare: the spare
+//! when the seat gets its thread, the first time it is needed.
+//! `weft::blocking` on a worker lends the calling worker a spare: the spare
 //! thread runs the ordinary worker loop on its own seat — its own queue first,
 //! then stealing from every other queue, including the blocked worker's — and
 //! takes part in the wake protocol exactly like a worker, so work arriving
