@@ -150,8 +150,6 @@ impl Lent {
 }
 
 struct SpareState {
-    /// Seats that have no thread yet.
-    unstarted: usize,
     idle: Vec<Arc<SpareSlot>>,
     /// Spares out on loan (including retiring and leaving ones).
     lent: Vec<Arc<SpareSlot>>,
@@ -182,7 +180,6 @@ impl Spares {
             seats,
             started: AtomicUsize::new(0),
             state: Mutex::new(SpareState {
-                unstarted: seats,
                 idle: Vec::new(),
                 lent: Vec::new(),
                 threads: Vec::new(),
@@ -259,7 +256,8 @@ impl Spares {
                     slot: Arc::clone(slot),
                 });
             }
-            if state.unstarted > 0 {
+            // Relaxed: `started` is written under the lock we hold.
+            if self.started.load(Ordering::Relaxed) < self.seats {
                 return self.start_spare(&mut state, registry, panics);
             }
             if !state
@@ -279,7 +277,6 @@ impl Spares {
         registry: &Arc<Registry>,
         panics: &mut Vec<Payload>,
     ) -> Option<Lent> {
-        state.unstarted -= 1;
         // Relaxed: `started` is written under the lock we hold.
         let started = self.started.load(Ordering::Relaxed);
         let seat = self.first_seat + started;
