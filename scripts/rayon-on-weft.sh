@@ -24,7 +24,16 @@ CRATES=(
   "indexmap 2 rayon"
   "hashbrown 0.15 rayon"
   "dashmap 6 rayon"
+  "jwalk 0.8 "
+  "tokio-rayon 2 "
+  "petgraph 0.6 rayon"
 )
+# (jwalk and tokio-rayon need no feature: rayon is one of their plain
+# dependencies. jwalk walks directories on rayon pools of its own and on
+# the global one, and its deadlock test nests walks in a busy pool;
+# tokio-rayon hands work to `rayon::spawn` and `ThreadPool::spawn` and
+# awaits it from tokio; petgraph's feature gives `par_nodes` and a
+# parallel page rank.)
 # (blake3's rayon feature would fit too, but its published package cannot
 # build its tests: they use a path dependency left out of the package.)
 
