@@ -180,6 +180,20 @@ pub fn cases() -> Vec<Case> {
             ..small_in_pool
         },
         Case {
+            variant: "in-pool 3k",
+            about: "as the in-pool row, with 3,000 items a loop (about 3 us): a loop that runs just past the time a loop works alone before weft shares it, and is still too small to pay for a steal; figure: wall per loop",
+            sizes: [10, 5_000, 10_000],
+            run: |kind, workers, loops| on_peer!(kind, small_loops(workers, loops as usize, 3_000, Runs::Warm)),
+            ..small_in_pool
+        },
+        Case {
+            variant: "from outside 3k",
+            about: "as the in-pool 3k row, the loops called from the main thread, outside the pool, as a program calls them; figure: wall per loop",
+            sizes: [10, 5_000, 10_000],
+            run: |kind, workers, loops| on_peer!(kind, small_loops(workers, loops as usize, 3_000, Runs::WarmFromOutside)),
+            ..small_in_pool
+        },
+        Case {
             variant: "in-pool 20k",
             about: "as the in-pool row, with 20,000 items a loop (tens of microseconds): a loop long enough to split, short enough that a helper's steal and the owner's wait for it weigh; figure: wall per loop",
             sizes: [10, 1_000, 2_000],
@@ -826,8 +840,11 @@ fn slow_items<L: Loops>(workers: usize, items: usize) -> Measured {
 /// Which runs of a child `small_loops` times.
 #[derive(Clone, Copy)]
 enum Runs {
-    /// The median of [`RUNS_PER_CHILD`] after a warm-up run.
+    /// The median of [`RUNS_PER_CHILD`] after a warm-up run, from one task
+    /// in the pool.
     Warm,
+    /// As `Warm`, from the main thread, outside the pool.
+    WarmFromOutside,
     /// The process's first run alone, as a short program runs its loops:
     /// a once-per-process set-up shows there.
     FirstOnly,
@@ -835,15 +852,17 @@ enum Runs {
 
 fn small_loops<L: Loops>(workers: usize, loops: usize, items: usize, runs: Runs) -> Measured {
     let expected: u64 = (0..items).map(small_item).sum();
-    let run = || {
-        L::in_pool(|| {
-            (0..loops)
-                .filter(|_| black_box(L::small_sum(black_box(items))) != expected)
-                .count()
-        })
+    let sums = || {
+        (0..loops)
+            .filter(|_| black_box(L::small_sum(black_box(items))) != expected)
+            .count()
+    };
+    let run = || match runs {
+        Runs::WarmFromOutside => sums(),
+        Runs::Warm | Runs::FirstOnly => L::in_pool(sums),
     };
     let (timed_runs, warm_up) = match runs {
-        Runs::Warm => (RUNS_PER_CHILD, true),
+        Runs::Warm | Runs::WarmFromOutside => (RUNS_PER_CHILD, true),
         Runs::FirstOnly => (1, false),
     };
     let (wall, cpu) = median_run::<L, _, _>(
