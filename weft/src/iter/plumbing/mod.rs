@@ -64,7 +64,9 @@
 //! chunk. The alone phase ends early once a chunk of at least
 //! `RATE_CHUNK` items shows that the rest would take twice `ALONE_FOR`
 //! (`rest_is_long`): waiting then only keeps the other workers out of a
-//! loop that is sure to need them. The rest of a longer one splits by the
+//! loop that is sure to need them; and one whose rate says, as its alone
+//! time runs out, that its rest is too short for a split's halves to be
+//! worth a steal finishes alone (`rest_is_short`). The rest of a longer one splits by the
 //! rule above, and the
 //! pool's searchers linger (`Registry::linger`) so that a helper that
 //! finishes its piece is still searching when the next loop splits, not
@@ -538,12 +540,34 @@ fn few_items<P: Producer>(producer: &P) -> bool {
 const ALONE_FOR: Nanos = Nanos::of(Duration::from_micros(2));
 
 /// Whether a loop's alone phase is over (the rule, in one place, for a
-/// loop on a worker and one from outside): it has run for [`ALONE_FOR`]
-/// (`alone`, since its start), or its last chunk's rate says the rest is
-/// long ([`rest_is_long`]).
+/// loop on a worker and one from outside): its last chunk's rate says the
+/// rest is long ([`rest_is_long`]), or it has run for [`ALONE_FOR`]
+/// (`alone`, since its start) without a rate that says the rest is too
+/// short to split ([`rest_is_short`]). A loop that nears its end as its
+/// alone time runs out finishes alone: a split of a rest whose halves are
+/// not worth a steal hands a half to a worker who makes the owner wait
+/// for it, or who comes for it as the owner ends. Loops of 3,000 cheap
+/// items in a pool of 2 (3.3 us each) took twice the sequential loop's
+/// CPU that way (docs/PARALLEL.md, "Session 43").
 #[inline]
 fn alone_phase_over(alone: Nanos, rest_len: usize, chunk: usize, took: Nanos) -> bool {
-    alone >= ALONE_FOR || rest_is_long(rest_len, chunk, took)
+    rest_is_long(rest_len, chunk, took)
+        || (alone >= ALONE_FOR && !rest_is_short(rest_len, chunk, took))
+}
+
+/// Whether a rate to trust ([`rest_worth_splitting`]'s: a chunk of
+/// [`RATE_CHUNK`] items, or a slow one) says that the rest of a loop,
+/// `rest_len` items, takes less than twice [`ALONE_FOR`], so that neither
+/// half of a split is worth a steal. Its next chunk is then the whole
+/// rest, expected to take no longer than twice a chunk of the alone
+/// phase: a loop whose items turn slow past the rate is held back by that
+/// chunk, as by any chunk of the alone phase.
+#[inline]
+fn rest_is_short(rest_len: usize, chunk: usize, took: Nanos) -> bool {
+    // A chunk timed at zero (under the clock's resolution) gives no rate.
+    (chunk >= RATE_CHUNK || took >= SLOW_CHUNK)
+        && took.0 > 0
+        && !long_at_rate(rest_len, chunk, took)
 }
 
 /// Whether the rest of a loop, `rest_len` items, would take at least
@@ -1069,9 +1093,35 @@ mod tests {
         assert!(rest_is_long(usize::MAX, 64, ns(u64::MAX)));
         assert!(!rest_is_long(usize::MAX, usize::MAX, ns(0)));
         // The alone phase ends on either ground, and not before.
-        assert!(alone_phase_over(ALONE_FOR, 10, 64, ns(1)));
+        assert!(alone_phase_over(ALONE_FOR, 10, 8, ns(1)));
         assert!(alone_phase_over(ns(100), 4_000, 64, ns(64)));
         assert!(!alone_phase_over(ns(100), 3_999, 64, ns(64)));
+    }
+
+    #[test]
+    fn a_loop_near_its_end_when_its_alone_time_runs_out_finishes_alone() {
+        let ns = Nanos;
+        // 64 items in 64 ns: 3,999 more take just under twice ALONE_FOR,
+        // too short for a split's halves to be worth a steal, so the loop
+        // goes on alone past its alone time; 4,000 do not.
+        assert!(rest_is_short(3_999, 64, ns(64)));
+        assert!(!rest_is_short(4_000, 64, ns(64)));
+        assert!(!alone_phase_over(ALONE_FOR, 3_999, 64, ns(64)));
+        assert!(alone_phase_over(ALONE_FOR, 4_000, 64, ns(64)));
+        // A slow chunk of few items is a rate to trust too: 4 items of
+        // 1 us, three more are short, four are not.
+        assert!(rest_is_short(3, 4, ns(4_000)));
+        assert!(!rest_is_short(4, 4, ns(4_000)));
+        // A rate not to trust never says short: a few fast items may be
+        // the clock's floor, and the alone time alone ends the phase.
+        assert!(!rest_is_short(1, RATE_CHUNK - 1, ns(1)));
+        assert!(alone_phase_over(ALONE_FOR, 1, RATE_CHUNK - 1, ns(1)));
+        // A chunk timed at zero gives no rate at all.
+        assert!(!rest_is_short(1, 64, ns(0)));
+        // Before its alone time runs out, a short rest changes nothing.
+        assert!(!alone_phase_over(ns(100), 10, 64, ns(64)));
+        // Saturating, not wrapping.
+        assert!(!rest_is_short(usize::MAX, 64, ns(u64::MAX)));
     }
 
     #[test]
