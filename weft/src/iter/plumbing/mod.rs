@@ -558,10 +558,11 @@ fn alone_phase_over(alone: Nanos, rest_len: usize, chunk: usize, took: Nanos) ->
 /// Whether a rate to trust ([`rest_worth_splitting`]'s: a chunk of
 /// [`RATE_CHUNK`] items, or a slow one) says that the rest of a loop,
 /// `rest_len` items, takes less than twice [`ALONE_FOR`], so that neither
-/// half of a split is worth a steal. Its next chunk is then the whole
-/// rest, expected to take no longer than twice a chunk of the alone
-/// phase: a loop whose items turn slow past the rate is held back by that
-/// chunk, as by any chunk of the alone phase.
+/// half of a split is worth a steal. The loop then folds its rest alone,
+/// in chunks sized to take [`ALONE_FOR`] at that rate and timed as in the
+/// alone phase: a loop whose items turn slow past the rate is held back by
+/// one chunk, as by any chunk of the alone phase, and the next look finds
+/// its rest long.
 #[inline]
 fn rest_is_short(rest_len: usize, chunk: usize, took: Nanos) -> bool {
     // A chunk timed at zero (under the clock's resolution) gives no rate.
