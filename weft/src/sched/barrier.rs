@@ -62,6 +62,10 @@ static MODE: AtomicU8 = AtomicU8::new(UNKNOWN);
 /// Decides the mode, once per process. Called by every pool's build before
 /// it starts a thread, so every worker sees the decision (thread start
 /// synchronises with its spawner) and `light` and `heavy` always pair.
+/// Before is also cheaper: registering with the pool's threads already
+/// running made a build take 5-15 ms on the 2-core VM, against under
+/// 10 us before them (docs/TUNING.md, "The first call's build, threads
+/// started first").
 pub(crate) fn init() {
     // Relaxed: the threads that use the mode are started after this returns,
     // and a thread start orders everything before it.
