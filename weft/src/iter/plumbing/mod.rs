@@ -63,7 +63,9 @@
 //! pays a thief, so it costs the sequential loop plus a clock read a
 //! chunk. The alone phase ends early once a chunk of at least
 //! `RATE_CHUNK` items shows that the rest would take twice `ALONE_FOR`
-//! (`rest_is_long`): waiting then only keeps the other workers out of a
+//! (`rest_is_long`; a chunk of fewer than `SURE_CHUNK` items must show
+//! twice that again, or the loop times one more chunk of `SURE_CHUNK`
+//! items first: one short chunk's time jitters): waiting then only keeps the other workers out of a
 //! loop that is sure to need them; and one whose rate says, as its alone
 //! time runs out, that its rest is too short for a split's halves to be
 //! worth a steal finishes alone (`rest_is_short`). The rest of a longer one splits by the
@@ -576,10 +578,42 @@ fn rest_is_short(rest_len: usize, chunk: usize, took: Nanos) -> bool {
 /// `took`): then each half of a split is worth a steal, and working alone
 /// longer only keeps the other threads waiting. Judged only after a chunk
 /// of at least [`RATE_CHUNK`] items, whose time the clock's floor (tens of
-/// nanoseconds) cannot inflate into a long loop's.
+/// nanoseconds) cannot inflate into a long loop's; a chunk of fewer than
+/// [`SURE_CHUNK`] items must put the rest at twice that again, as its
+/// time jitters by as much as a loop near the line is away from it.
 #[inline]
 fn rest_is_long(rest_len: usize, chunk: usize, took: Nanos) -> bool {
-    chunk >= RATE_CHUNK && long_at_rate(rest_len, chunk, took)
+    chunk >= RATE_CHUNK
+        && long_at_rate(rest_len, chunk, took)
+        && (chunk >= SURE_CHUNK || long_at_rate(rest_len, chunk, Nanos(took.0 / 2)))
+}
+
+/// The shortest chunk whose rate [`rest_is_long`] takes at its word near
+/// the line: a shorter one (of at least [`RATE_CHUNK`] items) must say the
+/// rest takes twice the line or more. One short chunk's time jitters (a
+/// cache miss, a page fault, an interrupt) by as much as the line is
+/// away from a loop of about 3 us: the 64-item chunk of such a loop took
+/// 70-90 ns in nine loops of ten, the line 87, and the loops that split
+/// were those whose chunk took 100-160 (docs/PARALLEL.md, "Session 44").
+/// A loop whose first rate is near the line works on alone for one more
+/// chunk of this many items ([`sure_chunk_next`]), whose rate then
+/// decides.
+const SURE_CHUNK: usize = 4 * RATE_CHUNK;
+
+/// The next chunk of a loop's alone phase, `next` as the pace sized it,
+/// after a chunk of `chunk` items that took `took`, `rest_len` items left:
+/// no more than [`SURE_CHUNK`] where that chunk's rate put the rest past
+/// the line but too short a chunk to be sure ([`rest_is_long`]), so that
+/// a loop that is long after all splits a few hundred nanoseconds later,
+/// not a whole chunk of `ALONE_FOR` later (loops of 6,000 cheap items in
+/// a pool of 2 took 10-16% longer that way).
+#[inline]
+fn sure_chunk_next(next: usize, rest_len: usize, chunk: usize, took: Nanos) -> usize {
+    if (RATE_CHUNK..SURE_CHUNK).contains(&chunk) && long_at_rate(rest_len, chunk, took) {
+        next.min(SURE_CHUNK)
+    } else {
+        next
+    }
 }
 
 /// Whether `rest_len` items take at least twice [`ALONE_FOR`] at the rate
@@ -882,6 +916,7 @@ impl<'c, C> Drive<'c, C> {
                 }
                 return self.finish(folded, 0);
             }
+            pace.next = sure_chunk_next(pace.next, rest.len(), chunk, took);
         }
     }
 
@@ -1082,10 +1117,10 @@ mod tests {
     #[test]
     fn a_rest_is_long_from_a_trusted_rate_only() {
         let ns = Nanos;
-        // 64 items in 64 ns: 1 ns an item, so 4,000 more take 4 us, twice
+        // 256 items in 256 ns: 1 ns an item, so 4,000 more take 4 us, twice
         // the alone phase; 3,999 do not.
-        assert!(rest_is_long(4_000, 64, ns(64)));
-        assert!(!rest_is_long(3_999, 64, ns(64)));
+        assert!(rest_is_long(4_000, SURE_CHUNK, ns(256)));
+        assert!(!rest_is_long(3_999, SURE_CHUNK, ns(256)));
         // A chunk shorter than RATE_CHUNK says nothing, however slow: its
         // time may be the clock's floor.
         assert!(!rest_is_long(1_000_000, 1, ns(1_000)));
@@ -1095,8 +1130,37 @@ mod tests {
         assert!(!rest_is_long(usize::MAX, usize::MAX, ns(0)));
         // The alone phase ends on either ground, and not before.
         assert!(alone_phase_over(ALONE_FOR, 10, 8, ns(1)));
-        assert!(alone_phase_over(ns(100), 4_000, 64, ns(64)));
-        assert!(!alone_phase_over(ns(100), 3_999, 64, ns(64)));
+        assert!(alone_phase_over(ns(100), 4_000, SURE_CHUNK, ns(256)));
+        assert!(!alone_phase_over(ns(100), 3_999, SURE_CHUNK, ns(256)));
+    }
+
+    #[test]
+    fn a_short_chunk_says_long_only_far_past_the_line() {
+        let ns = Nanos;
+        // 64 items in 64 ns: a rest of 4,000 is at the line (4 us), but one
+        // chunk of 64 may have jittered there; twice the line it must be.
+        assert!(!rest_is_long(4_000, 64, ns(64)));
+        assert!(!rest_is_long(7_999, 64, ns(64)));
+        assert!(rest_is_long(8_000, 64, ns(64)));
+        assert!(!alone_phase_over(ns(100), 4_000, 64, ns(64)));
+        assert!(alone_phase_over(ns(100), 8_000, 64, ns(64)));
+        // Near the line it is neither long nor short: the loop works on
+        // alone, and its alone time still ends the phase.
+        assert!(!rest_is_short(4_000, 64, ns(64)));
+        assert!(alone_phase_over(ALONE_FOR, 4_000, 64, ns(64)));
+        // The next chunk is then SURE_CHUNK items at most, and its rate is
+        // taken at its word.
+        assert_eq!(sure_chunk_next(1_000, 4_000, 64, ns(64)), SURE_CHUNK);
+        assert_eq!(sure_chunk_next(100, 4_000, 64, ns(64)), 100);
+        // Nothing changes after a chunk far from the line, a chunk too short
+        // to be a rate, or one long enough to be sure.
+        assert_eq!(sure_chunk_next(1_000, 3_999, 64, ns(64)), 1_000);
+        assert_eq!(
+            sure_chunk_next(1_000, 1_000_000, RATE_CHUNK - 1, ns(64)),
+            1_000
+        );
+        assert_eq!(sure_chunk_next(1_000, 4_000, SURE_CHUNK, ns(256)), 1_000);
+        assert!(rest_is_long(4_000, SURE_CHUNK, ns(256)));
     }
 
     #[test]

@@ -40,7 +40,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use super::{alone_phase_over, few_items, ALONE_FOR, CHUNK_TARGET, FIRST_CHUNK};
+use super::{alone_phase_over, few_items, sure_chunk_next, ALONE_FOR, CHUNK_TARGET, FIRST_CHUNK};
 use super::{at, chunk_len, next_chunk, Budget, Clock, Consumer, Drive, Folded, Nanos, Producer};
 use crate::facade::lock;
 use crate::sched::registry::cores_read_once;
@@ -157,8 +157,9 @@ impl<C> Drive<'_, C> {
             }) {
                 handoff.send(alone.take());
             }
-            (next, floor) = if alone.is_some() {
+            (next, floor) = if let Some((rest, _)) = &alone {
                 let next = next_chunk(chunk, took, ALONE_FOR);
+                let next = sure_chunk_next(next, rest.len(), chunk, took);
                 (next, next)
             } else {
                 remote.next_wish(chunk, took)
