@@ -65,12 +65,12 @@
 //! `RATE_CHUNK` items shows that the rest would take twice `ALONE_FOR`
 //! (`rest_is_long`; a chunk of fewer than `SURE_CHUNK` items must show
 //! twice that again, or the loop times one more chunk of `SURE_CHUNK`
-//! items first: one short chunk's time jitters): waiting then only keeps the other workers out of a
-//! loop that is sure to need them; and one whose rate says, as its alone
-//! time runs out, that its rest is too short for a split's halves to be
-//! worth a steal finishes alone (`rest_is_short`). The rest of a longer one splits by the
-//! rule above, and the
-//! pool's searchers linger (`Registry::linger`) so that a helper that
+//! items first: one short chunk's time jitters): waiting then only keeps
+//! the other workers out of a loop that is sure to need them. A loop
+//! whose rate says, as its alone time runs out, that its rest is too
+//! short for a split's halves to be worth a steal finishes alone
+//! (`rest_is_short`). The rest of a longer one splits by the rule above,
+//! and the pool's searchers linger (`Registry::linger`) so that a helper that
 //! finishes its piece is still searching when the next loop splits, not
 //! parked. Where the workers fit the cores, the window opens when a long
 //! loop's alone phase ends, when such a loop ends with pieces taken, and
@@ -605,8 +605,8 @@ const SURE_CHUNK: usize = 4 * RATE_CHUNK;
 /// no more than [`SURE_CHUNK`] where that chunk's rate put the rest past
 /// the line but too short a chunk to be sure ([`rest_is_long`]), so that
 /// a loop that is long after all splits a few hundred nanoseconds later,
-/// not a whole chunk of `ALONE_FOR` later (loops of 6,000 cheap items in
-/// a pool of 2 took 10-16% longer that way).
+/// not a whole chunk of `ALONE_FOR` later (loops of 5,000-6,000 cheap
+/// items in a pool of 2 took 8-16% longer that way).
 #[inline]
 fn sure_chunk_next(next: usize, rest_len: usize, chunk: usize, took: Nanos) -> usize {
     if (RATE_CHUNK..SURE_CHUNK).contains(&chunk) && long_at_rate(rest_len, chunk, took) {
