@@ -474,6 +474,11 @@ impl Registry {
         } else {
             Wakes::Tree
         });
+        // Where a woken worker may run before the caller's next turn only
+        // on the CPU the caller blocks on (`outside_call_ran`).
+        if !workers_fit_cores {
+            sleep.favour_by_cpu();
+        }
         // Before any thread of the pool starts (see barrier.rs).
         barrier::init();
         Registry {
@@ -774,28 +779,32 @@ impl Registry {
         }
     }
 
-    /// A call from outside ran on `worker` for `took`: where the pool's
-    /// workers fit the cores and the call ran at least
-    /// [`FAVOUR_AFTER_CALLS_OF`], wakes from outside (the next call's, and
-    /// any spawn's or loop's from outside until then) take that worker
-    /// first while it sleeps (sleep.rs, "Which sleeper a wake takes");
-    /// otherwise they go by CPU alone until a call names one again.
+    /// A call from outside ran on `worker` for `took`: where the call ran
+    /// at least [`FAVOUR_AFTER_CALLS_OF`], wakes from outside (the next
+    /// call's, and any spawn's or loop's from outside until then) take that
+    /// worker first while it sleeps (sleep.rs, "Which sleeper a wake
+    /// takes"); otherwise they go by CPU alone until a call names one
+    /// again.
     ///
-    /// Why both conditions: the favourite may sleep on a CPU that halted,
-    /// and such a CPU took 30-38 us at the median to run a thread woken
-    /// there (docs/TUNING.md, "Which sleeper a wake takes"), where a worker
-    /// on the caller's CPU runs as soon as the caller blocks. Against a
-    /// call of a millisecond or more that median start is 4% at most, and
-    /// what the favourite kept warm weighs more. That probe's tail (p99
-    /// 1.8-2.3 ms) did not show in the paired rows of long calls, whose
-    /// spread narrowed with the favourite (docs/RAYON.md, "Session 41").
-    /// In a pool of more workers than
-    /// cores the CPU decides whether the woken worker runs at all before
-    /// the caller's next turn: rayon's stencil on weft at 8 workers on 2
-    /// cores read 1.16x its time with a favourite against 1.01x without
-    /// (docs/RAYON.md, "Session 41").
+    /// Why the length: the favourite may sleep on a CPU that halted, and
+    /// such a CPU took 30-38 us at the median to run a thread woken there
+    /// (docs/TUNING.md, "Which sleeper a wake takes"), where a worker on
+    /// the caller's CPU runs as soon as the caller blocks. Against a call
+    /// of a millisecond or more that median start is 4% at most, and what
+    /// the favourite kept warm weighs more. That probe's tail (p99 1.8-2.3
+    /// ms) did not show in the paired rows of long calls, whose spread
+    /// narrowed with the favourite (docs/RAYON.md, "Session 41").
+    ///
+    /// In a pool of more workers than cores the CPU decides whether the
+    /// woken worker runs at all before the caller's next turn, so there
+    /// the favourite is kept per CPU and taken only on the caller's
+    /// (`Sleep::favour_by_cpu`): a favourite taken anywhere made rayon's
+    /// `find_any` at 8 workers on 2 cores 1.25-1.32x rayon's time against
+    /// 1.12-1.15x, and none at all left `filter` + `collect` at 1.25-1.28x
+    /// where the favourite per CPU reads 1.01x (docs/RAYON.md, "Session
+    /// 45").
     pub(crate) fn outside_call_ran(&self, worker: usize, took: Duration) {
-        let favourite = (self.workers_fit_cores && took >= FAVOUR_AFTER_CALLS_OF).then_some(worker);
+        let favourite = (took >= FAVOUR_AFTER_CALLS_OF).then_some(worker);
         self.sleep.favour_for_outside_wakes(favourite);
     }
 
@@ -1123,30 +1132,42 @@ mod tests {
             .workers(super::cores().min(2))
             .build()
             .unwrap();
-        let favourite = || pool.registry().sleep.outside_favourite();
-        assert_eq!(favourite(), None);
+        let favourite = || pool.registry().sleep.outside_favourites();
+        assert_eq!(favourite(), []);
         let ran_on = pool.install(|| {
             std::thread::sleep(super::FAVOUR_AFTER_CALLS_OF);
             crate::current_thread_index()
         });
-        assert!(ran_on.is_some());
-        assert_eq!(favourite(), ran_on, "the worker that ran the call");
+        let ran_on = ran_on.expect("install runs on a worker");
+        assert_eq!(favourite(), [ran_on], "the worker that ran the call");
         // A short call names none. An empty call could still be stopped
         // for a millisecond on a loaded machine: one of many is short.
         for _ in 0..1_000 {
             pool.install(|| ());
-            if favourite().is_none() {
+            if favourite().is_empty() {
                 break;
             }
         }
-        assert_eq!(favourite(), None);
-        // More workers than cores: the CPU alone decides.
+        assert_eq!(favourite(), []);
+        // More workers than cores: a favourite for the CPU the call ended
+        // on, among others' (sleep.rs tests which one a wake takes).
         let crowded = crate::Pool::builder()
             .workers(super::cores() + 1)
             .build()
             .unwrap();
-        crowded.install(|| std::thread::sleep(super::FAVOUR_AFTER_CALLS_OF));
-        assert_eq!(crowded.registry().sleep.outside_favourite(), None);
+        let ran_on = crowded.install(|| {
+            std::thread::sleep(super::FAVOUR_AFTER_CALLS_OF);
+            crate::current_thread_index()
+        });
+        let ran_on = ran_on.expect("install runs on a worker");
+        assert!(
+            crowded
+                .registry()
+                .sleep
+                .outside_favourites()
+                .contains(&ran_on),
+            "the worker that ran the call is a favourite"
+        );
     }
 
     #[test]

@@ -325,13 +325,17 @@
 //! registered on the waker's, each among the newest few, else the newest.
 //! Before its CPU, a wake from outside looks for the pool's favourite, if
 //! one is named and sleeps among the newest few: the worker that ran the
-//! pool's last call from outside, where that call ran 1 ms or more in a
-//! pool whose workers fit the cores ([`Sleep::favour_for_outside_wakes`];
-//! the rule is `Registry::outside_call_ran`). It stays the favourite for
-//! every wake from outside until the next such call names another or
-//! none: calls from outside come one after another, and the worker that
-//! ran the last one holds what it left in that thread's caches and
-//! allocator arena.
+//! pool's last call from outside, where that call ran 1 ms or more
+//! ([`Sleep::favour_for_outside_wakes`]; the rule is
+//! `Registry::outside_call_ran`). It stays the favourite for every wake
+//! from outside until the next such call names another or none: calls
+//! from outside come one after another, and the worker that ran the last
+//! one holds what it left in that thread's caches and allocator arena. In
+//! a pool whose workers fit the cores the favourite is taken wherever it
+//! sleeps. In a pool of more workers than cores the CPU comes first: each
+//! CPU a call ended on has a favourite of its own, and a wake takes the
+//! favourite of the waker's CPU only if it registered there, so the
+//! favourite only chooses among the sleepers the CPU rule prefers.
 //! The records are relaxed hints outside the protocol's state. Loom,
 //! which models no CPUs, gives each worker its index for a CPU and steers
 //! every wake away from worker 0's, so the models take a sleeper other
@@ -401,6 +405,12 @@ fn registration_cpu(index: usize) -> u32 {
         current_cpu()
     }
 }
+
+/// How many CPUs' favourites a pool of more workers than cores keeps
+/// ([`Sleep::favour_by_cpu`]): 64 bytes of entries. A caller's calls
+/// end on a few CPUs (on the 2-vCPU VMs, its own and its waker's, in
+/// turn); more CPUs share entries.
+const FAVOURITE_CPUS: usize = 8;
 
 /// Where a wake made now would like its sleeper to run, by the CPU each
 /// sleeper registered on ([`Sleep::take_sleeper`]).
@@ -561,12 +571,18 @@ pub(crate) struct Sleep {
     steer_by_cpu: bool,
     /// The worker a wake from outside takes first if it sleeps among the
     /// newest [`SLEEPERS_LOOKED_AT`] (`usize::MAX`: none), set by
-    /// [`Sleep::favour_for_outside_wakes`]. A hint, as `Slot::parked_on`
-    /// is, so Relaxed suffices for every access: a stale value only makes
-    /// a wake take another sleeper, which the protocol allows (any sleeper
-    /// will do). std's atomic even under loom, whose wakes never steer onto
-    /// a waker's "CPU" and so never read it.
-    outside_favourite: AtomicUsize,
+    /// [`Sleep::favour_for_outside_wakes`]: the first entry alone, or with
+    /// `favourite_by_cpu` one entry per CPU the naming call ended on
+    /// ([`Sleep::favourite_entry`]). A hint, as `Slot::parked_on` is, so
+    /// Relaxed suffices for every access: a stale value only makes a wake
+    /// take another sleeper, which the protocol allows (any sleeper will
+    /// do). std's atomics even under loom, whose wakes never steer onto a
+    /// waker's "CPU" and so never read them.
+    outside_favourites: [AtomicUsize; FAVOURITE_CPUS],
+    /// Whether the favourite is kept per CPU and taken only where it
+    /// registered on the waker's CPU (a pool of more workers than cores:
+    /// [`Sleep::favour_by_cpu`]), or kept once and taken wherever it sleeps.
+    favourite_by_cpu: bool,
 }
 
 /// Who makes the wake a notify needs while a woken worker is still in
@@ -604,7 +620,8 @@ impl Sleep {
             linger_searching: workers.max(1) as u64,
             wakes: Wakes::Tree,
             steer_by_cpu: true,
-            outside_favourite: AtomicUsize::new(usize::MAX),
+            outside_favourites: std::array::from_fn(|_| AtomicUsize::new(usize::MAX)),
+            favourite_by_cpu: false,
         }
     }
 
@@ -620,6 +637,13 @@ impl Sleep {
     /// `new` starts with [`Wakes::Tree`]). Before any worker runs.
     pub(crate) fn set_wakes(&mut self, wakes: Wakes) {
         self.wakes = wakes;
+    }
+
+    /// Keeps a favourite per CPU, taken only by wakes from a caller on the
+    /// CPU it registered on, instead of one taken wherever it sleeps (see
+    /// [`Sleep::take_sleeper`]). Before any worker runs.
+    pub(crate) fn favour_by_cpu(&mut self) {
+        self.favourite_by_cpu = true;
     }
 
     /// Bounds the searchers of a linger window (invariant 3) to `searchers`
@@ -958,26 +982,59 @@ impl Sleep {
     /// Which worker a wake from outside takes first while it sleeps
     /// ([`Sleep::take_sleeper`]), or none: the registry's rule
     /// (`Registry::outside_call_ran`).
+    ///
+    /// Called by the worker that ran the call, whose CPU names the entry
+    /// where the pool keeps a favourite per CPU.
     pub(crate) fn favour_for_outside_wakes(&self, worker: Option<usize>) {
+        let cpu = if self.favourite_by_cpu {
+            current_cpu()
+        } else {
+            u32::MAX
+        };
+        self.favour_on(cpu, worker);
+    }
+
+    /// [`Sleep::favour_for_outside_wakes`] for a call that ended on `cpu`.
+    fn favour_on(&self, cpu: u32, worker: Option<usize>) {
         let worker = worker.unwrap_or(usize::MAX);
+        let entry = &self.outside_favourites[self.favourite_entry(cpu)];
         // Relaxed: a hint; no data rides on it. Loaded first so that calls
         // from outside that keep one favourite leave its line shared.
-        if self.outside_favourite.load(Ordering::Relaxed) != worker {
-            self.outside_favourite.store(worker, Ordering::Relaxed);
+        if entry.load(Ordering::Relaxed) != worker {
+            entry.store(worker, Ordering::Relaxed);
         }
     }
 
-    /// The worker [`Sleep::favour_for_outside_wakes`] last named. Relaxed:
-    /// the tests read it after `install` returned, whose latch (a Release
-    /// store seen by an Acquire load) orders the worker's store before.
+    /// Where the favourite of calls that end on, or wakes made from, `cpu`
+    /// is kept: the first entry, unless the pool keeps one per CPU and the
+    /// CPU is known. CPUs past [`FAVOURITE_CPUS`] share entries, and a wake
+    /// checks the favourite's CPU, so a favourite another CPU named is
+    /// never taken for its own.
+    fn favourite_entry(&self, cpu: u32) -> usize {
+        if self.favourite_by_cpu && cpu != u32::MAX {
+            cpu as usize % FAVOURITE_CPUS
+        } else {
+            0
+        }
+    }
+
+    /// The workers [`Sleep::favour_for_outside_wakes`] named and no later
+    /// call cleared, in entry order. Relaxed: the tests read them after
+    /// `install` returned, whose latch (a Release store seen by an Acquire
+    /// load) orders the worker's store before.
     #[cfg(test)]
-    pub(crate) fn outside_favourite(&self) -> Option<usize> {
-        Some(self.outside_favourite.load(Ordering::Relaxed)).filter(|&worker| worker != usize::MAX)
+    pub(crate) fn outside_favourites(&self) -> Vec<usize> {
+        self.outside_favourites
+            .iter()
+            .map(|entry| entry.load(Ordering::Relaxed))
+            .filter(|&worker| worker != usize::MAX)
+            .collect()
     }
 
     /// Takes a sleeper off the list for a wake that `steer`s: for a wake
     /// from outside, the favourite of [`Sleep::favour_for_outside_wakes`]
-    /// if it is among the next few newest; otherwise the newest one (its
+    /// if it is among the next few newest (in a pool that keeps one per
+    /// CPU, the caller's CPU's, if it registered there); otherwise the newest one (its
     /// cache is the warmest) unless it registered on a CPU the wake does
     /// not prefer and one of the next few newest did, then that one.
     ///
@@ -988,6 +1045,14 @@ impl Sleep {
     /// caller's CPU, which the rule below follows, alternated), each call
     /// refilled the other thread's glibc arena, and the process took 1.3-2x
     /// the page faults and up to 1.4x the time (docs/RAYON.md, "Session 41").
+    /// In a pool of more workers than cores a favourite taken on another
+    /// CPU than the caller's made rayon's `find_any` at 8 workers on 2
+    /// cores 1.25-1.32x rayon's time where the CPU rule alone read
+    /// 1.12-1.15x; taken only on the caller's CPU, with one favourite per
+    /// CPU (the caller's CPU alternates from call to call, and a single
+    /// favourite would sleep on the other one every other call), it read
+    /// as the CPU rule did, and `filter` + `collect` went from 1.25-1.28x
+    /// to 1.01x (docs/RAYON.md, "Session 45").
     ///
     /// Why the CPU: the kernel queues a woken thread on the CPU it last ran
     /// on or on its waker's, and some kernels (these VMs': docs/TUNING.md,
@@ -1002,9 +1067,15 @@ impl Sleep {
         let newest = sleepers.len().checked_sub(1)?;
         let oldest_looked_at = newest.saturating_sub(SLEEPERS_LOOKED_AT - 1);
         if self.steer_by_cpu && !steer.away {
-            // Relaxed: a hint (see the field).
-            let favourite = self.outside_favourite.load(Ordering::Relaxed);
-            if favourite != usize::MAX {
+            // Relaxed: hints (see the fields).
+            let favourite = self.outside_favourites[self.favourite_entry(steer.waker_cpu)]
+                .load(Ordering::Relaxed);
+            let on_a_preferred_cpu = |worker: usize| {
+                !self.favourite_by_cpu
+                    || steer.waker_cpu == u32::MAX
+                    || steer.prefers(self.slots[worker].parked_on.load(Ordering::Relaxed))
+            };
+            if favourite != usize::MAX && on_a_preferred_cpu(favourite) {
                 if let Some(position) =
                     (oldest_looked_at..=newest).rfind(|&position| sleepers[position] == favourite)
                 {
@@ -1475,6 +1546,38 @@ mod tests {
             Some(2),
             "no favourite: the newest on the waker's CPU"
         );
+    }
+
+    #[test]
+    fn a_crowded_pool_takes_the_favourite_of_the_callers_cpu_only_there() {
+        let mut sleep = Sleep::new(4, 1);
+        sleep.favour_by_cpu();
+        let onto = |cpu| Steer {
+            waker_cpu: cpu,
+            away: false,
+        };
+        // Worker 0 ran the last call that ended on CPU 0, worker 1 the last
+        // on CPU 1; workers 2 and 3 are the newest on each CPU.
+        sleep.favour_on(0, Some(0));
+        sleep.favour_on(1, Some(1));
+        let mut sleepers = sleepers_on(&sleep, &[0, 1, 0, 1]);
+        assert_eq!(sleep.take_sleeper(&mut sleepers, onto(1)), Some(1));
+        assert_eq!(sleep.take_sleeper(&mut sleepers, onto(0)), Some(0));
+        assert_eq!(sleepers, [2, 3], "the others keep their order");
+        // CPU 0's favourite registered on CPU 1 since: the CPU decides.
+        let mut sleepers = sleepers_on(&sleep, &[1, 1, 0, 1]);
+        assert_eq!(
+            sleep.take_sleeper(&mut sleepers, onto(0)),
+            Some(2),
+            "the newest on the caller's CPU, not its favourite elsewhere"
+        );
+        // A CPU that shares CPU 0's entry never takes CPU 0's favourite.
+        let shares_0 = u32::try_from(FAVOURITE_CPUS).unwrap();
+        let mut sleepers = sleepers_on(&sleep, &[0, 1, shares_0, 1]);
+        assert_eq!(sleep.take_sleeper(&mut sleepers, onto(shares_0)), Some(2));
+        // A short call on CPU 1 clears CPU 1's alone.
+        sleep.favour_on(1, None);
+        assert_eq!(sleep.outside_favourites(), [0]);
     }
 
     #[test]
