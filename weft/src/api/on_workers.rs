@@ -90,6 +90,22 @@ fn pause_before_yielding(last_call: Duration) -> Duration {
     }
 }
 
+/// How long at most a thread outside the pool yields its core, looking
+/// for its call's end, while none of the pool's workers has started
+/// (`Registry::no_worker_started_yet`): a program's first call into a
+/// pool it has just built, which cannot begin before a worker thread has
+/// started (50-250 us on the VMs this project measures on). Parked
+/// instead, after its spin ([`CALLER_SPIN`]) ran out in that time, the
+/// caller paid a futex wake-up at the call's end; yielding costs its core
+/// for one worker's start, once a pool, after which it waits as for any
+/// call. rayon's first loop through rayon-core/ at 1 worker took 120 us
+/// against 137 for the build before, its CPU 1.13x rayon's against 1.44x
+/// (41 paired rounds); at 2 workers the time was the same and the CPU
+/// 1.20x against 1.07x, within a spread of 0.3-2.9x (docs/RAYON.md,
+/// "Session 45"). The bound is for a pool whose spawn handler holds its
+/// threads back.
+const STARTING_POOL_SPIN: Duration = Duration::from_millis(1);
+
 /// After a call that did not end within [`CALLER_SPIN`], the thread's
 /// next calls park at once, except every this many, which spin to find out
 /// whether the calls got short again.
@@ -115,7 +131,9 @@ thread_local! {
 /// another (each of rayon's parallel loops is one, through the rayon-core
 /// stand-in), so the last call's length predicts the next one's, and a
 /// thread whose calls last longer spins in one call of eight, for at most
-/// 20 us. A worker of another pool helps there while it waits
+/// 20 us. A call that finds none of the pool's workers started yet
+/// first yields until one has ([`STARTING_POOL_SPIN`]). A worker of
+/// another pool helps there while it waits
 /// (`OwnerLatch::wait`). Under loom and Miri the caller parks at once: the
 /// spin is a clock and a flag's load, with nothing for either to check,
 /// and Miri, which runs one thread at a time, interprets every turn of it
@@ -124,6 +142,12 @@ fn wait_for_call(registry: &Registry, latch: &OwnerLatch) {
     let wait = registry.caller_wait();
     if cfg!(loom) || cfg!(miri) || latch.is_a_workers() || wait == CallerWait::Park {
         latch.wait();
+        return;
+    }
+    // A call that ended while the pool's first worker started says
+    // nothing of the next ones' length: the thread's record is left as it
+    // was.
+    if yield_until_a_worker_starts(registry, latch) {
         return;
     }
     let since_short = CALLS_SINCE_A_SHORT_ONE.get();
@@ -159,6 +183,22 @@ fn wait_for_call(registry: &Registry, latch: &OwnerLatch) {
     } else {
         latch.wait();
         CALLS_SINCE_A_SHORT_ONE.set(since_short.wrapping_add(1).max(1));
+    }
+}
+
+/// Yields the calling thread's core between looks at `latch` while none
+/// of `registry`'s workers has started, for at most
+/// [`STARTING_POOL_SPIN`]; returns whether the call ended meanwhile.
+fn yield_until_a_worker_starts(registry: &Registry, latch: &OwnerLatch) -> bool {
+    let started = Instant::now();
+    loop {
+        if latch.probe() {
+            return true;
+        }
+        if !registry.no_worker_started_yet() || started.elapsed() >= STARTING_POOL_SPIN {
+            return false;
+        }
+        std::thread::yield_now();
     }
 }
 
@@ -282,7 +322,7 @@ mod tests {
 
     use super::{
         pause_before_yielding, CALLER_SPIN, CALLS_SINCE_A_SHORT_ONE, LAST_CALL, SPIN_AGAIN_EVERY,
-        SPIN_WHILE_CALLS_UNDER,
+        SPIN_WHILE_CALLS_UNDER, STARTING_POOL_SPIN,
     };
     use crate::sched::registry::{caller_wait, cores, CallerWait, LINGER_SLACK_NS, LINGER_WINDOW};
     use crate::Pool;
@@ -322,6 +362,38 @@ mod tests {
     /// zero whatever else the test harness ran on this thread.
     fn on_a_fresh_thread(test: impl FnOnce() + Send) {
         std::thread::scope(|s| s.spawn(test).join().unwrap());
+    }
+
+    /// A call into a pool whose only worker has not started (its spawn
+    /// handler holds the thread back for five times the caller's yielding)
+    /// ends once the worker starts: past its yielding the caller waits as
+    /// after any spin, and counts the call as one that outlasted it.
+    #[test]
+    #[cfg_attr(miri, ignore = "sleeps in real time: covered natively")]
+    fn a_call_into_a_pool_still_starting_ends_once_its_worker_starts() {
+        on_a_fresh_thread(|| {
+            let (send, receive) = std::sync::mpsc::channel();
+            let pool = Pool::builder()
+                .workers(1)
+                .build_with_spawn_handler(move |thread| {
+                    send.send(thread).unwrap();
+                    Ok(())
+                })
+                .unwrap();
+            assert!(pool.registry().no_worker_started_yet());
+            let thread = receive.recv().unwrap();
+            let starter = std::thread::spawn(move || {
+                std::thread::sleep(STARTING_POOL_SPIN * 5);
+                thread.run();
+            });
+            assert_eq!(pool.install(|| 6 * 7), 42);
+            assert!(!pool.registry().no_worker_started_yet());
+            if pool.registry().caller_wait() != CallerWait::Park {
+                assert_eq!(CALLS_SINCE_A_SHORT_ONE.get(), 1);
+            }
+            drop(pool);
+            starter.join().unwrap();
+        });
     }
 
     /// A call that outlasts the spin (it sleeps for a hundred times as

@@ -709,6 +709,15 @@ impl Registry {
         self.workers_started.fetch_add(1, Ordering::SeqCst);
     }
 
+    /// Whether no worker thread has started its loop yet: the pool was
+    /// built moments ago (or a spawn handler holds its threads back), and
+    /// no call into it can begin. A hint for a caller's wait
+    /// (api/on_workers.rs, `wait_for_call`), hence Relaxed: a stale count
+    /// only makes it wait the other way.
+    pub(crate) fn no_worker_started_yet(&self) -> bool {
+        self.workers_started.load(Ordering::Relaxed) == 0
+    }
+
     /// Records that a worker thread left its loop; true for the last one.
     pub(crate) fn worker_exited(&self) -> bool {
         // SeqCst: every start was counted before the pool could drain, hence
