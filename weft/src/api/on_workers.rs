@@ -367,7 +367,8 @@ mod tests {
     /// A call into a pool whose only worker has not started (its spawn
     /// handler holds the thread back for five times the caller's yielding)
     /// ends once the worker starts: past its yielding the caller waits as
-    /// after any spin, and counts the call as one that outlasted it.
+    /// after any spin. (How it waited is not asserted: a caller stopped
+    /// for longer than the hold would find the worker started.)
     #[test]
     #[cfg_attr(miri, ignore = "sleeps in real time: covered natively")]
     fn a_call_into_a_pool_still_starting_ends_once_its_worker_starts() {
@@ -388,9 +389,6 @@ mod tests {
             });
             assert_eq!(pool.install(|| 6 * 7), 42);
             assert!(!pool.registry().no_worker_started_yet());
-            if pool.registry().caller_wait() != CallerWait::Park {
-                assert_eq!(CALLS_SINCE_A_SHORT_ONE.get(), 1);
-            }
             drop(pool);
             starter.join().unwrap();
         });
