@@ -792,8 +792,11 @@ impl Registry {
     /// at least [`FAVOUR_AFTER_CALLS_OF`], wakes from outside (the next
     /// call's, and any spawn's or loop's from outside until then) take that
     /// worker first while it sleeps (sleep.rs, "Which sleeper a wake
-    /// takes"); otherwise they go by CPU alone until a call names one
-    /// again.
+    /// takes"); a shorter call clears the favourite, and they go by CPU
+    /// alone until a call names one again. In a pool of more workers than
+    /// cores both hold per CPU: a call names or clears the favourite of
+    /// the CPU it ended on, and the others stay as their last calls left
+    /// them.
     ///
     /// Why the length: the favourite may sleep on a CPU that halted, and
     /// such a CPU took 30-38 us at the median to run a thread woken there
@@ -807,7 +810,9 @@ impl Registry {
     /// In a pool of more workers than cores the CPU decides whether the
     /// woken worker runs at all before the caller's next turn, so there
     /// the favourite is kept per CPU and taken only on the caller's
-    /// (`Sleep::favour_by_cpu`): a favourite taken anywhere made rayon's
+    /// (`Sleep::favour_by_cpu`; where the CPU is unknown, as under Miri or
+    /// off Linux, one favourite is kept and taken wherever it sleeps, as
+    /// in a pool that fits the cores): a favourite taken anywhere made rayon's
     /// `find_any` at 8 workers on 2 cores 1.25-1.32x rayon's time against
     /// 1.12-1.15x, and none at all left `filter` + `collect` at 1.25-1.28x
     /// where the favourite per CPU reads 1.01x (docs/RAYON.md, "Session

@@ -1007,9 +1007,10 @@ impl Sleep {
 
     /// Where the favourite of calls that end on, or wakes made from, `cpu`
     /// is kept: the first entry, unless the pool keeps one per CPU and the
-    /// CPU is known. CPUs past [`FAVOURITE_CPUS`] share entries, and a wake
-    /// checks the favourite's CPU, so a favourite another CPU named is
-    /// never taken for its own.
+    /// CPU is known. CPUs past [`FAVOURITE_CPUS`] share entries; a wake
+    /// takes the favourite only where it last registered on the waker's
+    /// CPU, so one that another CPU named is taken only if it has since
+    /// slept on this one.
     fn favourite_entry(&self, cpu: u32) -> usize {
         if self.favourite_by_cpu && cpu != u32::MAX {
             cpu as usize % FAVOURITE_CPUS
