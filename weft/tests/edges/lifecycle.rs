@@ -1,4 +1,4 @@
-//! A pool's life seen from odd places: dropped from inside its own task, a panicking `thread_name`, `current_worker_index` in `blocking` and on a spare, bursts run exactly once.
+//! A pool's life seen from odd places: dropped from inside its own task, a panicking `thread_name`, `current_worker_index` in `blocking` and on a spare, bursts run exactly once, first calls into a pool whose workers are still starting.
 
 use super::*;
 
@@ -282,5 +282,112 @@ pub(super) fn burst_exactly_once() {
                 "round {round}: task {i} ran {count:?} times"
             );
         }
+    }
+}
+
+// --- first calls into a pool whose workers are still starting ----------------------
+
+/// A program's first calls into a pool none of whose workers has started
+/// (the caller yields until one has, api/on_workers.rs): the spawn handler
+/// holds every thread back (in some rounds past the callers' 1 ms of
+/// yielding), the start hook spawns, four threads call `install` at once,
+/// one of whose closures throws a panic whose payload panics on drop, and
+/// a thread outside keeps spawning through a handle while the pool drops.
+/// Every call returns its value or its panic, every accepted task runs
+/// exactly once, the rest are refused, and nothing hangs.
+pub(super) fn first_calls_race_a_starting_pool() {
+    for round in 0..24u64 {
+        let (hooks, hooked_ran) = (counter(), counter());
+        let (held_send, held) = mpsc::channel();
+        let pool = {
+            let (hooks, hooked_ran) = (Arc::clone(&hooks), Arc::clone(&hooked_ran));
+            Pool::builder()
+                .workers(1 + round as usize % 3)
+                .on_thread_start(move |_| {
+                    bump(&hooks);
+                    let ran = Arc::clone(&hooked_ran);
+                    weft::spawn(move || bump(&ran));
+                })
+                .build_with_spawn_handler(move |thread| {
+                    held_send.send(thread).unwrap();
+                    Ok(())
+                })
+                .unwrap()
+        };
+        let workers = pool.workers();
+        let hold = Duration::from_micros([0, 300, 3_000][round as usize % 3]);
+        let starter = thread::spawn(move || {
+            thread::sleep(hold);
+            let threads: Vec<_> = held.iter().collect();
+            let running: Vec<_> = threads
+                .into_iter()
+                .map(|held| thread::spawn(move || held.run()))
+                .collect();
+            for running in running {
+                running.join().unwrap();
+            }
+        });
+        let (accepted, ran) = (counter(), counter());
+        let stop_spawning = Arc::new(AtomicBool::new(false));
+        let spawner = {
+            let (handle, accepted, ran) = (pool.handle(), Arc::clone(&accepted), Arc::clone(&ran));
+            let stop = Arc::clone(&stop_spawning);
+            thread::spawn(move || {
+                while !stop.load(SeqCst) {
+                    let ran = Arc::clone(&ran);
+                    match handle.spawn(move || bump(&ran)) {
+                        Ok(()) => bump(&accepted),
+                        Err(_) => break,
+                    }
+                    thread::yield_now();
+                }
+            })
+        };
+        let calls_ran = counter();
+        thread::scope(|s| {
+            for caller in 0..4u64 {
+                let (pool, calls_ran) = (&pool, &calls_ran);
+                s.spawn(move || {
+                    let outcome = panic::catch_unwind(AssertUnwindSafe(|| {
+                        pool.install(|| {
+                            if caller == 0 {
+                                throw_bomb();
+                            }
+                            bump(calls_ran);
+                            caller * 10 + round
+                        })
+                    }));
+                    if caller == 0 {
+                        assert!(
+                            forget_panic(outcome),
+                            "round {round}: the bomb's call returned"
+                        );
+                    } else {
+                        assert_eq!(outcome.ok(), Some(caller * 10 + round), "round {round}");
+                    }
+                });
+            }
+        });
+        assert_eq!(
+            calls_ran.load(SeqCst),
+            3,
+            "round {round}: the calls that did not panic"
+        );
+        // The child's timeout catches a hang in any of these joins.
+        drop(pool);
+        stop_spawning.store(true, SeqCst);
+        spawner.join().unwrap();
+        starter.join().unwrap();
+        assert_eq!(hooks.load(SeqCst), workers, "round {round}: start hooks");
+        assert_eq!(
+            hooked_ran.load(SeqCst),
+            workers,
+            "round {round}: tasks the start hooks spawned"
+        );
+        assert_eq!(
+            ran.load(SeqCst),
+            accepted.load(SeqCst),
+            "round {round}: tasks accepted through the handle that ran"
+        );
     }
 }

@@ -217,6 +217,10 @@ const CASES: &[(&str, fn())] = &[
     ),
     ("adopted-seat-races-the-drop", adopted_seat_races_the_drop),
     ("parallel-loops-race-the-drop", parallel_loops_race_the_drop),
+    (
+        "first-calls-race-a-starting-pool",
+        first_calls_race_a_starting_pool,
+    ),
     ("waits-past-the-map-limit", waits_past_the_map_limit),
     (
         "two-default-pools-past-the-map-limit",
@@ -1001,6 +1005,7 @@ edge_tests! {
     shutdown_timeout_races_spawns_through_handles => "shutdown-timeout-races-spawns",
     a_building_threads_seat_races_its_drop_with_spawns_wakes_hooks_and_bombs => "adopted-seat-races-the-drop",
     parallel_loops_in_blocking_hooks_and_spawned_tasks_race_the_drop => "parallel-loops-race-the-drop",
+    first_calls_from_four_threads_race_a_starting_pool_and_its_drop => "first-calls-race-a-starting-pool",
     waits_past_the_kernels_map_limit_help_and_lose_no_task => "waits-past-the-map-limit",
     two_default_pools_past_the_kernels_map_limit_lose_no_task => "two-default-pools-past-the-map-limit",
     waits_and_blocking_past_the_address_space_lose_no_task => "waits-and-blocking-past-the-address-space",
