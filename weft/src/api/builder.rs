@@ -265,9 +265,13 @@ impl Builder {
     /// standard library gives a thread) for fibers, the standard library's
     /// default for the threads.
     ///
-    /// Overflowing a fiber's stack hits its guard page and the process is
-    /// killed by a segmentation fault (the standard library's "stack
-    /// overflow" message is printed only for thread stacks).
+    /// Overflowing a fiber's stack faults on its guard page. On Linux the
+    /// process then writes "thread '`name`' (`id`) has overflowed its
+    /// stack" and this setting's name, and aborts, as the standard library
+    /// does for a thread's stack: the process's first fiber stack puts a
+    /// `SIGSEGV` handler in front of the one installed before it, and
+    /// passes that one every other signal (sched/fiber_overflow.rs). On
+    /// other Unix systems the overflow is a bare segmentation fault.
     pub fn stack_size(mut self, bytes: usize) -> Self {
         self.stack_size = Some(bytes);
         self

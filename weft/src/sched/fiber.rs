@@ -487,13 +487,19 @@ mod switch {
         fn enter(&self, yielder: &Yielder<Resume, Switch>, id: usize) {
             self.yielder.set(yielder);
             self.current.set(Arc::as_ptr(&self.cells.borrow()[id]));
-            self.floor.set(self.floors.borrow()[id]);
+            let floor = self.floors.borrow()[id];
+            self.floor.set(floor);
+            // Where an overflow into its guard page is reported.
+            #[cfg(target_os = "linux")]
+            crate::sched::fiber_overflow::note_running_floor(floor);
         }
 
         fn leave(&self) {
             self.yielder.set(ptr::null());
             self.current.set(ptr::null());
             self.floor.set(0);
+            #[cfg(target_os = "linux")]
+            crate::sched::fiber_overflow::note_running_floor(0);
         }
 
         /// Whether the running fiber has used so much of its stack that a

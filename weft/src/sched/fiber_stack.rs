@@ -108,6 +108,10 @@ pub(crate) use mapped::FiberStack;
 /// spent or the operating system refuses the mapping.
 #[cfg(unix)]
 pub(crate) fn new_stack(size: usize) -> Option<FiberStack> {
+    // Before any fiber can run on a stack: its overflow is reported
+    // (fiber_overflow.rs).
+    #[cfg(target_os = "linux")]
+    crate::sched::fiber_overflow::install();
     if !reserve() {
         return None;
     }

@@ -8,7 +8,8 @@
 //! (`spares`), the seat held by the thread that built its pool
 //! (`adopted`), how a pool is put together and rolled back when a thread
 //! fails to start (`assembly`), the fibers a waiting task suspends on (`fiber`) and their stacks
-//! (`fiber_stack`: one budget for the whole process), blocking a
+//! (`fiber_stack`: one budget for the whole process; `fiber_overflow`:
+//! the report of an overflow into a stack's guard page), blocking a
 //! thread until a condition holds (`waiter`), the
 //! per-seat counters (`counters`) and event rings (`recorder`), the list of
 //! tasks that may wait for ever (`parked`) and the panic payloads weft drops
@@ -42,6 +43,13 @@ pub(crate) mod context;
 pub(crate) mod counters;
 pub(crate) mod deque;
 pub(crate) mod fiber;
+#[cfg(all(
+    target_os = "linux",
+    not(loom),
+    not(miri),
+    any(target_arch = "x86_64", target_arch = "aarch64")
+))]
+pub(crate) mod fiber_overflow;
 #[cfg(all(
     not(loom),
     not(miri),

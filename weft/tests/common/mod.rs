@@ -54,6 +54,43 @@ pub fn assert_eventually(limit: Duration, what: &str, condition: impl FnMut() ->
 /// shows the tail of the child's stderr and stdout, which are read as the
 /// child writes so that a chatty child never blocks.
 pub fn run_child_case(env: &str, case: &str, limit: Duration) {
+    let ended = child_case(env, case, limit);
+    assert!(
+        ended.status.success(),
+        "case {case} ended with {} after {:?}\n{}",
+        ended.status,
+        ended.took,
+        ended.report()
+    );
+}
+
+/// How a child process of [`child_case`] ended.
+pub struct ChildEnd {
+    /// Its exit status.
+    pub status: std::process::ExitStatus,
+    /// What it wrote to standard error.
+    pub stderr: String,
+    /// What it wrote to standard output.
+    pub stdout: String,
+    /// How long it ran.
+    pub took: Duration,
+}
+
+impl ChildEnd {
+    /// The tails of the child's stderr and stdout, for a failure's message.
+    pub fn report(&self) -> String {
+        format!(
+            "--- child stderr (tail) ---\n{}\n--- child stdout (tail) ---\n{}",
+            tail(self.stderr.as_bytes(), 4000),
+            tail(self.stdout.as_bytes(), 1500)
+        )
+    }
+}
+
+/// As [`run_child_case`], but returns how the child ended, whatever that
+/// was, for a case that is meant to die; fails only if it hangs past
+/// `limit` (it is killed then).
+pub fn child_case(env: &str, case: &str, limit: Duration) -> ChildEnd {
     let exe = std::env::current_exe().expect("test binary path");
     let mut child = Command::new(exe)
         .args(["--exact", "child_entry", "--nocapture", "--test-threads=1"])
@@ -77,20 +114,21 @@ pub fn run_child_case(env: &str, case: &str, limit: Duration) {
         }
         thread::sleep(Duration::from_millis(10));
     };
-    let stdout = out_reader.join().unwrap_or_default();
-    let stderr = err_reader.join().unwrap_or_default();
-    let report = format!(
-        "--- child stderr (tail) ---\n{}\n--- child stdout (tail) ---\n{}",
-        tail(&stderr, 4000),
-        tail(&stdout, 1500)
-    );
+    let ended = |status| ChildEnd {
+        status,
+        stderr: String::from_utf8_lossy(&err_reader.join().unwrap_or_default()).into_owned(),
+        stdout: String::from_utf8_lossy(&out_reader.join().unwrap_or_default()).into_owned(),
+        took: started.elapsed(),
+    };
     match status {
-        None => panic!("case {case} hung (killed after {limit:?})\n{report}"),
-        Some(status) => assert!(
-            status.success(),
-            "case {case} ended with {status} after {:?}\n{report}",
-            started.elapsed()
-        ),
+        Some(status) => ended(status),
+        None => {
+            let killed = ended(std::process::ExitStatus::default());
+            panic!(
+                "case {case} hung (killed after {limit:?})\n{}",
+                killed.report()
+            )
+        }
     }
 }
 
