@@ -29,8 +29,7 @@
 //! (Once put back, ours is gone: a program whose own handler recovers
 //! from faults, and was installed before weft's with other flags than
 //! the standard library's, loses the report of later overflows.) On
-//! Linux a guard page's fault is `SIGSEGV`; `SIGBUS` is taken in only to
-//! be passed on the same way, so that the two keep one story.
+//! Linux a guard page's fault is `SIGSEGV`, the one signal taken in.
 //!
 //! # Why this is safe in a signal handler
 //!
@@ -63,10 +62,6 @@ use std::sync::{Once, OnceLock};
 
 use libc::{c_int, c_void, siginfo_t};
 
-/// The signals taken in: `SIGSEGV`, which a guard page's fault raises,
-/// and `SIGBUS`, passed on as `SIGSEGV` is.
-const SIGNALS: [c_int; 2] = [libc::SIGSEGV, libc::SIGBUS];
-
 /// How far below the interrupted stack pointer a fault may lie and still
 /// be looked at as an overflow. A frame's stack probes move the stack
 /// pointer a page at a time and touch each page (x86_64, AArch64), so an
@@ -78,9 +73,8 @@ const NEAR_THE_STACK_POINTER: usize = 4 << 20;
 /// it is installed (an `OnceLock`, read with Acquire: whoever sees the
 /// handler installed and runs it sees this).
 struct Installed {
-    /// The actions installed for [`SIGNALS`] before this handler, in that
-    /// order.
-    previous: [libc::sigaction; 2],
+    /// The action installed for `SIGSEGV` before this handler.
+    previous: libc::sigaction,
     /// The size of a guard page (`sysconf` is not async-signal-safe).
     page: usize,
 }
@@ -109,14 +103,11 @@ pub(crate) fn install() {
     INSTALL.call_once(|| {
         // SAFETY: sysconf reads a constant of the system.
         let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-        let previous = SIGNALS.map(|signal| {
-            // SAFETY: an all-zero `sigaction` is a valid value to be
-            // overwritten, and a null new action only reads the current one.
-            let mut old: libc::sigaction = unsafe { std::mem::zeroed() };
-            // SAFETY: as above; `old` is a valid place to write to.
-            unsafe { libc::sigaction(signal, ptr::null(), &mut old) };
-            old
-        });
+        // SAFETY: an all-zero `sigaction` is a valid value to be
+        // overwritten, and a null new action only reads the current one.
+        let mut previous: libc::sigaction = unsafe { std::mem::zeroed() };
+        // SAFETY: as above; `previous` is a valid place to write to.
+        unsafe { libc::sigaction(libc::SIGSEGV, ptr::null(), &mut previous) };
         let installed = Installed {
             previous,
             page: usize::try_from(page).unwrap_or(4096),
@@ -124,23 +115,21 @@ pub(crate) fn install() {
         if INSTALLED.set(installed).is_err() {
             return;
         }
-        for signal in SIGNALS {
-            // SAFETY: zeroed as above, then every field the kernel reads is
-            // set: the handler, an empty mask and the flags.
-            let mut action: libc::sigaction = unsafe { std::mem::zeroed() };
-            let handler: extern "C" fn(c_int, *mut siginfo_t, *mut c_void) = on_fault;
-            action.sa_sigaction = handler as usize;
-            action.sa_flags = libc::SA_SIGINFO | libc::SA_ONSTACK;
-            // SAFETY: `sa_mask` is a valid signal set to empty.
-            unsafe { libc::sigemptyset(&mut action.sa_mask) };
-            // SAFETY: `on_fault` has the signature SA_SIGINFO asks for and
-            // is safe to run in a signal handler (module docs). A handler
-            // installed by another thread between the read above and this
-            // one would be replaced without being passed on to: nothing
-            // in weft installs one, and a program that races its own
-            // against weft's first fiber keeps the one read above.
-            unsafe { libc::sigaction(signal, &action, ptr::null_mut()) };
-        }
+        // SAFETY: zeroed as above, then every field the kernel reads is
+        // set: the handler, an empty mask and the flags.
+        let mut action: libc::sigaction = unsafe { std::mem::zeroed() };
+        let handler: extern "C" fn(c_int, *mut siginfo_t, *mut c_void) = on_fault;
+        action.sa_sigaction = handler as usize;
+        action.sa_flags = libc::SA_SIGINFO | libc::SA_ONSTACK;
+        // SAFETY: `sa_mask` is a valid signal set to empty.
+        unsafe { libc::sigemptyset(&mut action.sa_mask) };
+        // SAFETY: `on_fault` has the signature SA_SIGINFO asks for and is
+        // safe to run in a signal handler (module docs). A handler
+        // installed by another thread between the read above and this one
+        // would be replaced without being passed on to: nothing in weft
+        // installs one, and a program that races its own against weft's
+        // first fiber keeps the one read above.
+        unsafe { libc::sigaction(libc::SIGSEGV, &action, ptr::null_mut()) };
     });
 }
 
@@ -254,8 +243,7 @@ fn decimal(mut value: u64, buffer: &mut [u8; 20]) -> &[u8] {
 /// putting it back for the kernel to apply. `kernel_fault`: the kernel
 /// raised the signal for an access, which repeats as the handler returns.
 fn pass_on(signal: c_int, info: *mut siginfo_t, context: *mut c_void, kernel_fault: bool) {
-    let index = usize::from(signal == libc::SIGBUS);
-    let Some(previous) = INSTALLED.get().map(|installed| installed.previous[index]) else {
+    let Some(previous) = INSTALLED.get().map(|installed| installed.previous) else {
         return;
     };
     let handler = previous.sa_sigaction;
