@@ -212,6 +212,17 @@ mod overflow {
         );
     }
 
+    fn assert_reported(ended: &common::ChildEnd, reported: bool) {
+        assert!(reported, "no report of the overflow\n{}", ended.report());
+    }
+
+    /// Whether the child's stderr has weft's report of a fiber's overflow.
+    fn weft_reported(ended: &common::ChildEnd) -> bool {
+        ended
+            .stderr
+            .contains(") has overflowed its stack: a task's fiber stack")
+    }
+
     /// A task that overflows its fiber's stack ends the process with an
     /// abort and a report that names the thread and the stack, not with a
     /// bare segmentation fault.
@@ -219,13 +230,14 @@ mod overflow {
     fn a_fibers_stack_overflow_is_reported_and_aborts() {
         let ended = end_of("fiber-overflow");
         assert_died_of(&ended, libc::SIGABRT);
+        assert_reported(&ended, weft_reported(&ended));
         assert!(
             ended
                 .stderr
                 .lines()
                 .any(|line| line.starts_with("thread 'weft-worker-0' (")
                     && line.contains(") has overflowed its stack: a task's fiber stack")),
-            "no report of the overflow\n{}",
+            "the report does not name the worker's thread\n{}",
             ended.report()
         );
     }
@@ -241,9 +253,9 @@ mod overflow {
         let reported = ended.stderr.lines().any(|line| {
             line.starts_with("thread 'deep-thread'") && line.ends_with("has overflowed its stack")
         });
-        assert!(reported, "no report of the overflow\n{}", ended.report());
+        assert_reported(&ended, reported);
         assert!(
-            !ended.stderr.contains("fiber stack"),
+            !weft_reported(&ended),
             "reported as a fiber's\n{}",
             ended.report()
         );
@@ -255,13 +267,7 @@ mod overflow {
     fn an_overflow_inside_blocking_is_reported() {
         let ended = end_of("fiber-overflow-inside-blocking");
         assert_died_of(&ended, libc::SIGABRT);
-        assert!(
-            ended
-                .stderr
-                .contains("has overflowed its stack: a task's fiber stack"),
-            "no report of the overflow\n{}",
-            ended.report()
-        );
+        assert_reported(&ended, weft_reported(&ended));
     }
 
     /// A handler the program installed before weft's, with flags of its
