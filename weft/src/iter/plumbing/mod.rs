@@ -62,8 +62,10 @@
 //! ends by then (a thousand cheap items) never splits and never wakes or
 //! pays a thief, so it costs the sequential loop plus a clock read a
 //! chunk. The alone phase ends early once a chunk of at least
-//! `RATE_CHUNK` items shows that the rest would take twice `ALONE_FOR`
-//! (`rest_is_long`; a chunk of fewer than `SURE_CHUNK` items must show
+//! `RATE_CHUNK` items shows that the rest would take the *split line*
+//! (`rest_is_long`: twice `ALONE_FOR` at first, then what the thread
+//! learns from its own splits near it, split_line.rs; a chunk of fewer
+//! than `SURE_CHUNK` items must show
 //! twice that again, or the loop times one more chunk of `SURE_CHUNK`
 //! items first: one short chunk's time jitters): waiting then only keeps
 //! the other workers out of a loop that is sure to need them. A loop
@@ -145,6 +147,7 @@ use clock::{Clock, Nanos};
 mod clock;
 mod consumer;
 mod outside;
+mod split_line;
 
 pub(crate) use consumer::Consumer;
 
@@ -552,40 +555,40 @@ const ALONE_FOR: Nanos = Nanos::of(Duration::from_micros(2));
 /// items in a pool of 2 (3.3 us each) took twice the sequential loop's
 /// CPU that way (docs/PARALLEL.md, "Session 43").
 #[inline]
-fn alone_phase_over(alone: Nanos, rest_len: usize, chunk: usize, took: Nanos) -> bool {
-    rest_is_long(rest_len, chunk, took)
-        || (alone >= ALONE_FOR && !rest_is_short(rest_len, chunk, took))
+fn alone_phase_over(alone: Nanos, rest_len: usize, chunk: usize, took: Nanos, line: Nanos) -> bool {
+    rest_is_long(rest_len, chunk, took, line)
+        || (alone >= ALONE_FOR && !rest_is_short(rest_len, chunk, took, line))
 }
 
 /// Whether a rate to trust ([`rest_worth_splitting`]'s: a chunk of
 /// [`RATE_CHUNK`] items, or a slow one) says that the rest of a loop,
-/// `rest_len` items, takes less than twice [`ALONE_FOR`], so that neither
-/// half of a split is worth a steal. The loop then folds its rest alone,
+/// `rest_len` items, takes less than the split `line` (split_line.rs), so
+/// that neither half of a split is worth a steal. The loop then folds its rest alone,
 /// in chunks sized to take [`ALONE_FOR`] at that rate and timed as in the
 /// alone phase: a loop whose items turn slow past the rate is held back by
 /// one chunk, as by any chunk of the alone phase, and the next look finds
 /// its rest long.
 #[inline]
-fn rest_is_short(rest_len: usize, chunk: usize, took: Nanos) -> bool {
+fn rest_is_short(rest_len: usize, chunk: usize, took: Nanos, line: Nanos) -> bool {
     // A chunk timed at zero (under the clock's resolution) gives no rate.
     (chunk >= RATE_CHUNK || took >= SLOW_CHUNK)
         && took.0 > 0
-        && !long_at_rate(rest_len, chunk, took)
+        && !long_at_rate(rest_len, chunk, took, line)
 }
 
-/// Whether the rest of a loop, `rest_len` items, would take at least
-/// twice [`ALONE_FOR`] at the rate of its last chunk (`chunk` items in
-/// `took`): then each half of a split is worth a steal, and working alone
+/// Whether the rest of a loop, `rest_len` items, would take at least the
+/// split `line` (split_line.rs) at the rate of its last chunk (`chunk`
+/// items in `took`): then each half of a split is worth a steal, and working alone
 /// longer only keeps the other threads waiting. Judged only after a chunk
 /// of at least [`RATE_CHUNK`] items, whose time the clock's floor (tens of
 /// nanoseconds) cannot inflate into a long loop's; a chunk of fewer than
 /// [`SURE_CHUNK`] items must put the rest at twice that again, as its
 /// time jitters by as much as a loop near the line is away from it.
 #[inline]
-fn rest_is_long(rest_len: usize, chunk: usize, took: Nanos) -> bool {
+fn rest_is_long(rest_len: usize, chunk: usize, took: Nanos, line: Nanos) -> bool {
     chunk >= RATE_CHUNK
-        && long_at_rate(rest_len, chunk, took)
-        && (chunk >= SURE_CHUNK || long_at_rate(rest_len, chunk, Nanos(took.0 / 2)))
+        && long_at_rate(rest_len, chunk, took, line)
+        && (chunk >= SURE_CHUNK || long_at_rate(rest_len, chunk, Nanos(took.0 / 2), line))
 }
 
 /// The shortest chunk whose rate [`rest_is_long`] takes at its word near
@@ -608,19 +611,28 @@ const SURE_CHUNK: usize = 4 * RATE_CHUNK;
 /// not a whole chunk of `ALONE_FOR` later (loops of 5,000-6,000 cheap
 /// items in a pool of 2 took 8-16% longer that way).
 #[inline]
-fn sure_chunk_next(next: usize, rest_len: usize, chunk: usize, took: Nanos) -> usize {
-    if (RATE_CHUNK..SURE_CHUNK).contains(&chunk) && long_at_rate(rest_len, chunk, took) {
+fn sure_chunk_next(next: usize, rest_len: usize, chunk: usize, took: Nanos, line: Nanos) -> usize {
+    if (RATE_CHUNK..SURE_CHUNK).contains(&chunk) && long_at_rate(rest_len, chunk, took, line) {
         next.min(SURE_CHUNK)
     } else {
         next
     }
 }
 
-/// Whether `rest_len` items take at least twice [`ALONE_FOR`] at the rate
-/// of `chunk` items in `took`: each half of a split is then worth a steal.
+/// Whether `rest_len` items take at least `line` at the rate of `chunk`
+/// items in `took`: each half of a split is then worth a steal. The line
+/// is the thread's, learned from its splits (split_line.rs); it starts at
+/// twice [`ALONE_FOR`].
 #[inline]
-fn long_at_rate(rest_len: usize, chunk: usize, took: Nanos) -> bool {
-    (rest_len as u64).saturating_mul(took.0) >= (chunk as u64).saturating_mul(2 * ALONE_FOR.0)
+fn long_at_rate(rest_len: usize, chunk: usize, took: Nanos, line: Nanos) -> bool {
+    (rest_len as u64).saturating_mul(took.0) >= (chunk as u64).saturating_mul(line.0)
+}
+
+/// How long `rest_len` items take at the rate of `chunk` items in `took`:
+/// what a split of that rest is judged against (split_line.rs).
+fn time_at_rate(rest_len: usize, chunk: usize, took: Nanos) -> Nanos {
+    let time = (rest_len as u128 * u128::from(took.0)) / (chunk.max(1) as u128);
+    Nanos(u64::try_from(time).unwrap_or(u64::MAX))
 }
 
 /// Whether a leaf's rest of `rest_len` items is worth splitting for
@@ -635,8 +647,8 @@ fn long_at_rate(rest_len: usize, chunk: usize, took: Nanos) -> bool {
 /// sharing 19 halves, where thieves took less than one
 /// (docs/PARALLEL.md, "Session 38").
 #[inline]
-fn rest_worth_splitting(rest_len: usize, chunk: usize, took: Nanos) -> bool {
-    (chunk >= RATE_CHUNK || took >= SLOW_CHUNK) && long_at_rate(rest_len, chunk, took)
+fn rest_worth_splitting(rest_len: usize, chunk: usize, took: Nanos, line: Nanos) -> bool {
+    (chunk >= RATE_CHUNK || took >= SLOW_CHUNK) && long_at_rate(rest_len, chunk, took, line)
 }
 
 /// A chunk that took this long gives a rate to trust however few its
@@ -879,6 +891,7 @@ impl<'c, C> Drive<'c, C> {
         let (mut rest, mut offset) = (producer, 0);
         let clock = pace.clock;
         let started = pace.previous;
+        let line = split_line::line_for_next_loop();
         loop {
             let chunk = chunk_len(&rest, pace.wish());
             if chunk == rest.len() {
@@ -897,13 +910,15 @@ impl<'c, C> Drive<'c, C> {
             }
             let now = clock.now();
             let (chunk, took) = pace.chunk_ended(chunk, now);
-            if alone_phase_over(clock.between(started, now), rest.len(), chunk, took) {
+            if alone_phase_over(clock.between(started, now), rest.len(), chunk, took, line) {
                 // The pool's searchers keep searching through this loop and
                 // a while after (where the workers fit the cores): a helper
                 // that finishes its piece before the loop ends is then
                 // still searching when the next starts.
                 crate::api::global::linger_after_worker_loop();
+                let predicted = time_at_rate(rest.len(), chunk, took);
                 let split = self.run(rest, offset, budget, false);
+                split_line::judge(predicted, clock.elapsed(now));
                 self.push(&mut folded, split);
                 if self.shared.load(Ordering::Relaxed) {
                     // Other workers took part: they linger for the next
@@ -916,7 +931,7 @@ impl<'c, C> Drive<'c, C> {
                 }
                 return self.finish(folded, 0);
             }
-            pace.next = sure_chunk_next(pace.next, rest.len(), chunk, took);
+            pace.next = sure_chunk_next(pace.next, rest.len(), chunk, took, line);
         }
     }
 
@@ -937,6 +952,7 @@ impl<'c, C> Drive<'c, C> {
         let mut folded = Folded(None);
         let mut next = FIRST_CHUNK;
         let clock = Clock::get();
+        let line = split_line::current();
         // Known once a chunk is timed (`rest_worth_splitting`): a piece
         // just split off does not split again before its first chunk.
         let mut worth_splitting = false;
@@ -964,7 +980,7 @@ impl<'c, C> Drive<'c, C> {
                 return keep(self.finish(folded, start), rest);
             }
             let took = clock.elapsed(timer);
-            worth_splitting = rest_worth_splitting(rest.len(), chunk, took);
+            worth_splitting = rest_worth_splitting(rest.len(), chunk, took, line);
             next = next_chunk(chunk, took, CHUNK_TARGET);
         }
     }
@@ -1011,6 +1027,9 @@ fn next_chunk(chunk: usize, took: Nanos, target: Nanos) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The split line a thread starts with (split_line.rs).
+    const LINE: Nanos = split_line::FLOOR;
 
     /// The helper that ran a migrated piece opens a linger window as its
     /// piece ends, while the loop's owner is still in its own piece: a
@@ -1119,19 +1138,24 @@ mod tests {
         let ns = Nanos;
         // 256 items in 256 ns: 1 ns an item, so 4,000 more take 4 us, twice
         // the alone phase; 3,999 do not.
-        assert!(rest_is_long(4_000, SURE_CHUNK, ns(256)));
-        assert!(!rest_is_long(3_999, SURE_CHUNK, ns(256)));
+        assert!(rest_is_long(4_000, SURE_CHUNK, ns(256), LINE));
+        assert!(!rest_is_long(3_999, SURE_CHUNK, ns(256), LINE));
         // A chunk shorter than RATE_CHUNK says nothing, however slow: its
         // time may be the clock's floor.
-        assert!(!rest_is_long(1_000_000, 1, ns(1_000)));
-        assert!(!rest_is_long(1_000_000, RATE_CHUNK - 1, ns(1_000_000)));
+        assert!(!rest_is_long(1_000_000, 1, ns(1_000), LINE));
+        assert!(!rest_is_long(
+            1_000_000,
+            RATE_CHUNK - 1,
+            ns(1_000_000),
+            LINE
+        ));
         // Huge rests and times saturate rather than wrap.
-        assert!(rest_is_long(usize::MAX, 64, ns(u64::MAX)));
-        assert!(!rest_is_long(usize::MAX, usize::MAX, ns(0)));
+        assert!(rest_is_long(usize::MAX, 64, ns(u64::MAX), LINE));
+        assert!(!rest_is_long(usize::MAX, usize::MAX, ns(0), LINE));
         // The alone phase ends on either ground, and not before.
-        assert!(alone_phase_over(ALONE_FOR, 10, 8, ns(1)));
-        assert!(alone_phase_over(ns(100), 4_000, SURE_CHUNK, ns(256)));
-        assert!(!alone_phase_over(ns(100), 3_999, SURE_CHUNK, ns(256)));
+        assert!(alone_phase_over(ALONE_FOR, 10, 8, ns(1), LINE));
+        assert!(alone_phase_over(ns(100), 4_000, SURE_CHUNK, ns(256), LINE));
+        assert!(!alone_phase_over(ns(100), 3_999, SURE_CHUNK, ns(256), LINE));
     }
 
     #[test]
@@ -1139,28 +1163,31 @@ mod tests {
         let ns = Nanos;
         // 64 items in 64 ns: a rest of 4,000 is at the line (4 us), but one
         // chunk of 64 may have jittered there; twice the line it must be.
-        assert!(!rest_is_long(4_000, 64, ns(64)));
-        assert!(!rest_is_long(7_999, 64, ns(64)));
-        assert!(rest_is_long(8_000, 64, ns(64)));
-        assert!(!alone_phase_over(ns(100), 4_000, 64, ns(64)));
-        assert!(alone_phase_over(ns(100), 8_000, 64, ns(64)));
+        assert!(!rest_is_long(4_000, 64, ns(64), LINE));
+        assert!(!rest_is_long(7_999, 64, ns(64), LINE));
+        assert!(rest_is_long(8_000, 64, ns(64), LINE));
+        assert!(!alone_phase_over(ns(100), 4_000, 64, ns(64), LINE));
+        assert!(alone_phase_over(ns(100), 8_000, 64, ns(64), LINE));
         // Near the line it is neither long nor short: the loop works on
         // alone, and its alone time still ends the phase.
-        assert!(!rest_is_short(4_000, 64, ns(64)));
-        assert!(alone_phase_over(ALONE_FOR, 4_000, 64, ns(64)));
+        assert!(!rest_is_short(4_000, 64, ns(64), LINE));
+        assert!(alone_phase_over(ALONE_FOR, 4_000, 64, ns(64), LINE));
         // The next chunk is then SURE_CHUNK items at most, and its rate is
         // taken at its word.
-        assert_eq!(sure_chunk_next(1_000, 4_000, 64, ns(64)), SURE_CHUNK);
-        assert_eq!(sure_chunk_next(100, 4_000, 64, ns(64)), 100);
+        assert_eq!(sure_chunk_next(1_000, 4_000, 64, ns(64), LINE), SURE_CHUNK);
+        assert_eq!(sure_chunk_next(100, 4_000, 64, ns(64), LINE), 100);
         // Nothing changes after a chunk far from the line, a chunk too short
         // to be a rate, or one long enough to be sure.
-        assert_eq!(sure_chunk_next(1_000, 3_999, 64, ns(64)), 1_000);
+        assert_eq!(sure_chunk_next(1_000, 3_999, 64, ns(64), LINE), 1_000);
         assert_eq!(
-            sure_chunk_next(1_000, 1_000_000, RATE_CHUNK - 1, ns(64)),
+            sure_chunk_next(1_000, 1_000_000, RATE_CHUNK - 1, ns(64), LINE),
             1_000
         );
-        assert_eq!(sure_chunk_next(1_000, 4_000, SURE_CHUNK, ns(256)), 1_000);
-        assert!(rest_is_long(4_000, SURE_CHUNK, ns(256)));
+        assert_eq!(
+            sure_chunk_next(1_000, 4_000, SURE_CHUNK, ns(256), LINE),
+            1_000
+        );
+        assert!(rest_is_long(4_000, SURE_CHUNK, ns(256), LINE));
     }
 
     #[test]
@@ -1169,24 +1196,24 @@ mod tests {
         // 64 items in 64 ns: 3,999 more take just under twice ALONE_FOR,
         // too short for a split's halves to be worth a steal, so the loop
         // goes on alone past its alone time; 4,000 do not.
-        assert!(rest_is_short(3_999, 64, ns(64)));
-        assert!(!rest_is_short(4_000, 64, ns(64)));
-        assert!(!alone_phase_over(ALONE_FOR, 3_999, 64, ns(64)));
-        assert!(alone_phase_over(ALONE_FOR, 4_000, 64, ns(64)));
+        assert!(rest_is_short(3_999, 64, ns(64), LINE));
+        assert!(!rest_is_short(4_000, 64, ns(64), LINE));
+        assert!(!alone_phase_over(ALONE_FOR, 3_999, 64, ns(64), LINE));
+        assert!(alone_phase_over(ALONE_FOR, 4_000, 64, ns(64), LINE));
         // A slow chunk of few items is a rate to trust too: 4 items of
         // 1 us, three more are short, four are not.
-        assert!(rest_is_short(3, 4, ns(4_000)));
-        assert!(!rest_is_short(4, 4, ns(4_000)));
+        assert!(rest_is_short(3, 4, ns(4_000), LINE));
+        assert!(!rest_is_short(4, 4, ns(4_000), LINE));
         // A rate not to trust never says short: a few fast items may be
         // the clock's floor, and the alone time alone ends the phase.
-        assert!(!rest_is_short(1, RATE_CHUNK - 1, ns(1)));
-        assert!(alone_phase_over(ALONE_FOR, 1, RATE_CHUNK - 1, ns(1)));
+        assert!(!rest_is_short(1, RATE_CHUNK - 1, ns(1), LINE));
+        assert!(alone_phase_over(ALONE_FOR, 1, RATE_CHUNK - 1, ns(1), LINE));
         // A chunk timed at zero gives no rate at all.
-        assert!(!rest_is_short(1, 64, ns(0)));
+        assert!(!rest_is_short(1, 64, ns(0), LINE));
         // Before its alone time runs out, a short rest changes nothing.
-        assert!(!alone_phase_over(ns(100), 10, 64, ns(64)));
+        assert!(!alone_phase_over(ns(100), 10, 64, ns(64), LINE));
         // Saturating, not wrapping.
-        assert!(!rest_is_short(usize::MAX, 64, ns(u64::MAX)));
+        assert!(!rest_is_short(usize::MAX, 64, ns(u64::MAX), LINE));
     }
 
     #[test]
@@ -1194,20 +1221,25 @@ mod tests {
         let ns = Nanos;
         // 64 cheap items in 80 ns: 1,000 more take 1.25 us, under twice the
         // alone phase; 4,000 take 5 us.
-        assert!(!rest_worth_splitting(1_000, 64, ns(80)));
-        assert!(rest_worth_splitting(4_000, 64, ns(80)));
+        assert!(!rest_worth_splitting(1_000, 64, ns(80), LINE));
+        assert!(rest_worth_splitting(4_000, 64, ns(80), LINE));
         // One slow item (10 us) is a rate to trust: one more is worth it.
-        assert!(rest_worth_splitting(1, 1, ns(10_000)));
+        assert!(rest_worth_splitting(1, 1, ns(10_000), LINE));
         // A chunk of few items in under a microsecond may be the clock's
         // floor: no split, however long the rest.
-        assert!(!rest_worth_splitting(1_000_000, 1, ns(999)));
-        assert!(!rest_worth_splitting(usize::MAX, RATE_CHUNK - 1, ns(500)));
+        assert!(!rest_worth_splitting(1_000_000, 1, ns(999), LINE));
+        assert!(!rest_worth_splitting(
+            usize::MAX,
+            RATE_CHUNK - 1,
+            ns(500),
+            LINE
+        ));
         // Either ground, at the edge.
-        assert!(rest_worth_splitting(4, 1, SLOW_CHUNK));
-        assert!(!rest_worth_splitting(3, 1, SLOW_CHUNK));
+        assert!(rest_worth_splitting(4, 1, SLOW_CHUNK, LINE));
+        assert!(!rest_worth_splitting(3, 1, SLOW_CHUNK, LINE));
         // Huge rests and times saturate rather than wrap.
-        assert!(rest_worth_splitting(usize::MAX, 64, ns(u64::MAX)));
-        assert!(!rest_worth_splitting(0, 64, ns(u64::MAX)));
+        assert!(rest_worth_splitting(usize::MAX, 64, ns(u64::MAX), LINE));
+        assert!(!rest_worth_splitting(0, 64, ns(u64::MAX), LINE));
     }
 
     #[test]

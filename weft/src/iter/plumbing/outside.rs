@@ -40,8 +40,9 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use super::{alone_phase_over, few_items, sure_chunk_next, ALONE_FOR, CHUNK_TARGET, FIRST_CHUNK};
+use super::{alone_phase_over, few_items, split_line, sure_chunk_next, time_at_rate};
 use super::{at, chunk_len, next_chunk, Budget, Clock, Consumer, Drive, Folded, Nanos, Producer};
+use super::{ALONE_FOR, CHUNK_TARGET, FIRST_CHUNK};
 use crate::facade::lock;
 use crate::sched::registry::cores_read_once;
 use crate::sched::unwind::drop_contained;
@@ -113,6 +114,10 @@ impl<C> Drive<'_, C> {
         let mut alone = Some((producer, 0));
         let clock = Clock::get();
         let started = clock.now();
+        let line = split_line::line_for_next_loop();
+        // When the caller handed the rest over, and how long its rate put
+        // the rest at then (split_line.rs judges the handover by them).
+        let mut handed_over = None;
         if short {
             handoff.send(alone.take());
         }
@@ -152,14 +157,15 @@ impl<C> Drive<'_, C> {
             let now = clock.now();
             let took = clock.between(previous, now);
             previous = now;
-            if alone.as_ref().is_some_and(|(rest, _)| {
-                alone_phase_over(clock.between(started, now), rest.len(), chunk, took)
-            }) {
-                handoff.send(alone.take());
+            if let Some((rest, _)) = &alone {
+                if alone_phase_over(clock.between(started, now), rest.len(), chunk, took, line) {
+                    handed_over = Some((now, time_at_rate(rest.len(), chunk, took)));
+                    handoff.send(alone.take());
+                }
             }
             (next, floor) = if let Some((rest, _)) = &alone {
                 let next = next_chunk(chunk, took, ALONE_FOR);
-                let next = sure_chunk_next(next, rest.len(), chunk, took);
+                let next = sure_chunk_next(next, rest.len(), chunk, took, line);
                 (next, next)
             } else {
                 remote.next_wish(chunk, took)
@@ -176,6 +182,9 @@ impl<C> Drive<'_, C> {
         #[cfg(test)]
         let watch = tests::FORCED_WATCH.get().unwrap_or(watch);
         let theirs = handoff.finish(watch);
+        if let Some((at, predicted)) = handed_over {
+            split_line::judge(predicted, clock.elapsed(at));
+        }
         let ours = self.finish(folded, 0);
         match theirs {
             Some(Ok(theirs)) => self.consumer.reduce(ours, theirs),
