@@ -647,8 +647,9 @@ fn time_at_rate(rest_len: usize, chunk: usize, took: Nanos) -> Nanos {
 /// sharing 19 halves, where thieves took less than one
 /// (docs/PARALLEL.md, "Session 38").
 #[inline]
-fn rest_worth_splitting(rest_len: usize, chunk: usize, took: Nanos, line: Nanos) -> bool {
-    (chunk >= RATE_CHUNK || took >= SLOW_CHUNK) && long_at_rate(rest_len, chunk, took, line)
+fn rest_worth_splitting(rest_len: usize, chunk: usize, took: Nanos) -> bool {
+    (chunk >= RATE_CHUNK || took >= SLOW_CHUNK)
+        && long_at_rate(rest_len, chunk, took, split_line::FLOOR)
 }
 
 /// A chunk that took this long gives a rate to trust however few its
@@ -916,9 +917,18 @@ impl<'c, C> Drive<'c, C> {
                 // that finishes its piece before the loop ends is then
                 // still searching when the next starts.
                 crate::api::global::linger_after_worker_loop();
+                // Judged (split_line.rs) where the split is the loop's own
+                // and its time is: not an inner loop, whose owner's wait
+                // for a stolen piece runs other outer items; not a rest
+                // too short for its minimum to split; not one that a
+                // search ended early.
+                let rest_end = at(offset, rest.len());
+                let judge = !keep_pace && rest.len() / 2 >= rest.min_len().max(1);
                 let predicted = time_at_rate(rest.len(), chunk, took);
                 let split = self.run(rest, offset, budget, false);
-                split_line::judge(predicted, clock.elapsed(now));
+                if judge && !self.stopped_at(rest_end) {
+                    split_line::judge(predicted, clock.elapsed(now));
+                }
                 self.push(&mut folded, split);
                 if self.shared.load(Ordering::Relaxed) {
                     // Other workers took part: they linger for the next
@@ -952,7 +962,6 @@ impl<'c, C> Drive<'c, C> {
         let mut folded = Folded(None);
         let mut next = FIRST_CHUNK;
         let clock = Clock::get();
-        let line = split_line::current();
         // Known once a chunk is timed (`rest_worth_splitting`): a piece
         // just split off does not split again before its first chunk.
         let mut worth_splitting = false;
@@ -980,7 +989,7 @@ impl<'c, C> Drive<'c, C> {
                 return keep(self.finish(folded, start), rest);
             }
             let took = clock.elapsed(timer);
-            worth_splitting = rest_worth_splitting(rest.len(), chunk, took, line);
+            worth_splitting = rest_worth_splitting(rest.len(), chunk, took);
             next = next_chunk(chunk, took, CHUNK_TARGET);
         }
     }
@@ -1134,6 +1143,18 @@ mod tests {
     }
 
     #[test]
+    fn a_rest_s_predicted_time_is_its_items_at_the_chunk_s_rate() {
+        assert_eq!(time_at_rate(4_000, 256, Nanos(256)), Nanos(4_000));
+        assert_eq!(time_at_rate(1_000, 3, Nanos(10)), Nanos(3_333));
+        // An empty chunk counts as one item; huge products saturate.
+        assert_eq!(time_at_rate(7, 0, Nanos(2)), Nanos(14));
+        assert_eq!(
+            time_at_rate(usize::MAX, 1, Nanos(u64::MAX)),
+            Nanos(u64::MAX)
+        );
+    }
+
+    #[test]
     fn a_rest_is_long_from_a_trusted_rate_only() {
         let ns = Nanos;
         // 256 items in 256 ns: 1 ns an item, so 4,000 more take 4 us, twice
@@ -1221,25 +1242,20 @@ mod tests {
         let ns = Nanos;
         // 64 cheap items in 80 ns: 1,000 more take 1.25 us, under twice the
         // alone phase; 4,000 take 5 us.
-        assert!(!rest_worth_splitting(1_000, 64, ns(80), LINE));
-        assert!(rest_worth_splitting(4_000, 64, ns(80), LINE));
+        assert!(!rest_worth_splitting(1_000, 64, ns(80)));
+        assert!(rest_worth_splitting(4_000, 64, ns(80)));
         // One slow item (10 us) is a rate to trust: one more is worth it.
-        assert!(rest_worth_splitting(1, 1, ns(10_000), LINE));
+        assert!(rest_worth_splitting(1, 1, ns(10_000)));
         // A chunk of few items in under a microsecond may be the clock's
         // floor: no split, however long the rest.
-        assert!(!rest_worth_splitting(1_000_000, 1, ns(999), LINE));
-        assert!(!rest_worth_splitting(
-            usize::MAX,
-            RATE_CHUNK - 1,
-            ns(500),
-            LINE
-        ));
+        assert!(!rest_worth_splitting(1_000_000, 1, ns(999)));
+        assert!(!rest_worth_splitting(usize::MAX, RATE_CHUNK - 1, ns(500)));
         // Either ground, at the edge.
-        assert!(rest_worth_splitting(4, 1, SLOW_CHUNK, LINE));
-        assert!(!rest_worth_splitting(3, 1, SLOW_CHUNK, LINE));
+        assert!(rest_worth_splitting(4, 1, SLOW_CHUNK));
+        assert!(!rest_worth_splitting(3, 1, SLOW_CHUNK));
         // Huge rests and times saturate rather than wrap.
-        assert!(rest_worth_splitting(usize::MAX, 64, ns(u64::MAX), LINE));
-        assert!(!rest_worth_splitting(0, 64, ns(u64::MAX), LINE));
+        assert!(rest_worth_splitting(usize::MAX, 64, ns(u64::MAX)));
+        assert!(!rest_worth_splitting(0, 64, ns(u64::MAX)));
     }
 
     #[test]

@@ -6,7 +6,7 @@
 //! a parallel loop) does not wait for a round trip into the pool: the
 //! calling thread folds the loop's first chunks itself, alone for
 //! `ALONE_FOR` when the loop is long (or until its rate says the rest
-//! takes twice that: `rest_is_long`), then queues a task on the pool
+//! takes the split line, split_line.rs: `rest_is_long`), then queues a task on the pool
 //! that takes pieces from the back of the rest while the caller goes on
 //! from the front (`Drive::outside_pool`). A short loop thus ends on the
 //! calling thread without waking any worker, and a long one has the
@@ -157,9 +157,14 @@ impl<C> Drive<'_, C> {
             let now = clock.now();
             let took = clock.between(previous, now);
             previous = now;
-            if let Some((rest, _)) = &alone {
+            if let Some((rest, rest_at)) = &alone {
                 if alone_phase_over(clock.between(started, now), rest.len(), chunk, took, line) {
-                    handed_over = Some((now, time_at_rate(rest.len(), chunk, took)));
+                    // Judged unless the rest is too short for its minimum
+                    // to split (the pool could take no piece of it).
+                    if rest.len() / 2 >= rest.min_len().max(1) {
+                        let predicted = time_at_rate(rest.len(), chunk, took);
+                        handed_over = Some((now, predicted, at(*rest_at, rest.len())));
+                    }
                     handoff.send(alone.take());
                 }
             }
@@ -182,8 +187,12 @@ impl<C> Drive<'_, C> {
         #[cfg(test)]
         let watch = tests::FORCED_WATCH.get().unwrap_or(watch);
         let theirs = handoff.finish(watch);
-        if let Some((at, predicted)) = handed_over {
-            split_line::judge(predicted, clock.elapsed(at));
+        if let Some((when, predicted, rest_end)) = handed_over {
+            // Not a loop that a search ended early: its time says nothing
+            // of a split's worth.
+            if !self.stopped_at(rest_end) {
+                split_line::judge(predicted, clock.elapsed(when));
+            }
         }
         let ours = self.finish(folded, 0);
         match theirs {

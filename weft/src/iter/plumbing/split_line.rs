@@ -12,18 +12,30 @@
 //! cores 1.5x its time; a split paid there from between 5 and 9 us a loop
 //! at 2 workers, past 9 us at 8 (docs/PARALLEL.md, "Session 47").
 //!
-//! So each loop that splits near the line is judged when it ends: the
-//! time its split part took (`actual`) against the time its rate, as the
-//! split was decided, put on that part alone (`predicted`).
+//! So a loop that splits near the line is judged when it ends: the time
+//! its split part took (`actual`) against the time its rate, as the split
+//! was decided, put on that part alone (`predicted`). The loops judged are
+//! those whose split and time are their own (mod.rs, `Drive::alone_first`;
+//! outside.rs for a caller's handover): not a `flat_map`'s inner loop,
+//! whose owner runs other outer items while it waits for a stolen piece;
+//! not one whose rest is too short for its minimum length to split; not
+//! one that a search ended early, whose time says nothing of a split.
 //!
 //! - Under [`PAID`] of the prediction, the split paid: the line comes
-//!   down to two thirds of that rest (not below the floor), so that loops
-//!   as long split whatever the jitter of their rate.
+//!   down to two thirds of that rest if that is lower (never up, never
+//!   below the floor), so that loops as long split whatever the jitter of
+//!   their rate.
 //! - At [`NO_GAIN`] of it or more, it bought nothing. After [`FAILS_TO_RAISE`]
-//!   such loops in a row the line goes up to half as much again as that
-//!   rest (not above [`CAP`]): one loop slowed by an interrupt does not
-//!   move it, a machine on which such splits never pay does.
+//!   such loops in a row the line goes up to half as much again as the
+//!   last one's rest, if that is higher (never above [`CAP`]): one loop
+//!   slowed by an interrupt does not move it, a machine on which such
+//!   splits never pay does.
 //! - Between the two, it leaves the line, and ends a run of failures.
+//!
+//! A loop whose owner, waiting for a stolen piece, runs other tasks (its
+//! wait suspends, or helps) counts that time in `actual`: a pool busy with
+//! other tasks can raise its workers' lines. The cap bounds what that
+//! holds back, and explorations (below) bring the line down again.
 //!
 //! Only a loop whose rest was under [`NEAR`] times the line is judged: a
 //! long loop's split says nothing about a short one's. A loop held back by
@@ -33,14 +45,20 @@
 //! down. An exploration that does not pay costs one loop's split (a wake
 //! and a wait for a stolen half: in a pool of 8 on 2 cores, tens of
 //! microseconds), so the period starts at [`EXPLORE_FIRST`] loops, doubles
-//! each time the line goes up, up to [`EXPLORE_AT_MOST`], and starts again
-//! when a split pays.
+//! with each run of failures that reaches [`FAILS_TO_RAISE`] (whether or
+//! not the line could still go up), up to [`EXPLORE_AT_MOST`], and starts
+//! again when a split pays.
+//!
+//! The line decides a loop's alone phase only; a piece's split on demand,
+//! between its chunks while workers search with nothing to take
+//! (`rest_worth_splitting`), keeps the floor, so a long uneven loop
+//! rebalances as before.
 //!
 //! Per thread, with no sharing: a worker's loops are judged by that
-//! worker's steals, a caller outside the pool by its own; a thread keeps
-//! its line for its life (a worker's is its pool's). The line is a hint to
-//! a rule of speed, never of correctness: any value gives the same items
-//! folded once each.
+//! worker's steals, a caller outside the pool by its handovers' (a worker
+//! inside `weft::blocking` calls loops as such a caller); a thread keeps
+//! its line for its life. The line is a hint to a rule of speed, never of
+//! correctness: any value gives the same items folded once each.
 
 use std::cell::Cell;
 
@@ -54,6 +72,9 @@ pub(super) const FLOOR: Nanos = Nanos(2 * ALONE_FOR.0);
 /// line raised by a run of bad luck holds back loops of tens of
 /// microseconds at most.
 const CAP: Nanos = Nanos(16 * ALONE_FOR.0);
+
+// The rule's clamps assume the floor is under the cap.
+const _: () = assert!(FLOOR.0 < CAP.0);
 
 /// A split part that took under this share of its prediction paid (in
 /// 1024ths: 0.8).
@@ -106,12 +127,6 @@ pub(super) fn line_for_next_loop() -> Nanos {
             learned.line
         }
     })
-}
-
-/// The thread's line, for a split decided outside a loop's start (a
-/// piece's split on demand).
-pub(super) fn current() -> Nanos {
-    LEARNED.with(|cell| cell.get().line)
 }
 
 /// Judges a loop that split a rest its rate put at `predicted` and whose
@@ -170,6 +185,7 @@ mod tests {
         assert_eq!(learned.fails, 0);
         assert_eq!(learned.period, 2 * EXPLORE_FIRST, "explorations grow rarer");
         let learned = judged(learned, Nanos(9_000), Nanos(5_000));
+        assert_eq!(learned.line, Nanos(6_000));
         assert_eq!(
             learned.period, EXPLORE_FIRST,
             "a split that paid starts them again"
@@ -205,6 +221,11 @@ mod tests {
         }
         assert_eq!(learned.line, CAP);
         assert_eq!(learned.period, EXPLORE_AT_MOST);
+        for _ in 0..10 {
+            learned = judged(learned, Nanos(FLOOR.0 + 1), Nanos(1));
+        }
+        assert_eq!(learned.line, FLOOR);
+        assert_eq!(learned.period, EXPLORE_FIRST);
     }
 
     #[test]
@@ -226,7 +247,6 @@ mod tests {
                 lines.iter().filter(|&&line| line == CAP).count(),
                 EXPLORE_FIRST as usize - 1
             );
-            assert_eq!(current(), CAP);
         })
         .join()
         .unwrap();
