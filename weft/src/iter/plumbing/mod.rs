@@ -527,6 +527,14 @@ const FIRST_CHUNK: usize = 1;
 /// slow, and a slow first item must not delay the others.
 const HANDOFF_MIN_ITEMS: usize = 64;
 
+/// Whether `producer` can split in two with neither half under its
+/// `with_min_len` (the rule, in one place: a split's, a split on demand's,
+/// and which splits split_line.rs judges).
+#[inline]
+fn halves_fit_min_len<P: Producer>(producer: &P) -> bool {
+    producer.len() / 2 >= producer.min_len().max(1)
+}
+
 /// Whether `producer` is a loop of few items (under [`HANDOFF_MIN_ITEMS`]),
 /// each of which may be slow or block its thread: handed over at once from
 /// outside a pool, split at once on a worker, its halves on the local
@@ -694,16 +702,14 @@ impl Budget {
 
     /// Whether a piece splits now, and the budget each half then gets.
     fn split<P: Producer>(self, producer: &P, migrated: bool) -> Option<Budget> {
-        let len = producer.len();
-        let min = producer.min_len().max(1);
-        if len / 2 < min {
+        if !halves_fit_min_len(producer) {
             return None;
         }
         let mut splits = self.splits;
         if migrated && !self.deterministic {
             splits = splits.max(self.workers);
         }
-        if splits == 0 && len <= producer.max_len() {
+        if splits == 0 && producer.len() <= producer.max_len() {
             return None;
         }
         Some(Budget {
@@ -923,7 +929,7 @@ impl<'c, C> Drive<'c, C> {
                 // too short for its minimum to split; not one that a
                 // search ended early.
                 let rest_end = at(offset, rest.len());
-                let judge = !keep_pace && rest.len() / 2 >= rest.min_len().max(1);
+                let judge = !keep_pace && halves_fit_min_len(&rest);
                 let predicted = time_at_rate(rest.len(), chunk, took);
                 let split = self.run(rest, offset, budget, false);
                 if judge && !self.stopped_at(rest_end) {
@@ -974,8 +980,7 @@ impl<'c, C> Drive<'c, C> {
             }
             // `offer_work` on every look, worth a split or not: it answers
             // a searcher's request for a join half.
-            if len / 2 >= rest.min_len().max(1) && crate::api::join::offer_work() && worth_splitting
-            {
+            if halves_fit_min_len(&rest) && crate::api::join::offer_work() && worth_splitting {
                 let split = self.run(rest, offset, budget.renewed(), true);
                 self.push(&mut folded, split);
                 return self.finish(folded, start);

@@ -6,13 +6,13 @@
 //! a parallel loop) does not wait for a round trip into the pool: the
 //! calling thread folds the loop's first chunks itself, alone for
 //! `ALONE_FOR` when the loop is long (or until its rate says the rest
-//! takes the split line, split_line.rs: `rest_is_long`), then queues a task on the pool
-//! that takes pieces from the back of the rest while the caller goes on
-//! from the front (`Drive::outside_pool`). A short loop thus ends on the
-//! calling thread without waking any worker, and a long one has the
-//! caller working while the pool wakes. A loop of few items (under
-//! `HANDOFF_MIN_ITEMS`) is handed over at once, since each of its items
-//! may be slow.
+//! takes the split line, split_line.rs: `rest_is_long`), then queues a
+//! task on the pool that takes pieces from the back of the rest while the
+//! caller goes on from the front (`Drive::outside_pool`). A short loop
+//! thus ends on the calling thread without waking any worker, and a long
+//! one has the caller working while the pool wakes. A loop of few items
+//! (under `HANDOFF_MIN_ITEMS`) is handed over at once, since each of its
+//! items may be slow.
 //!
 //! Who takes part is one rule (`shares`): a loop of few items gets every
 //! worker; a long loop gets as many threads as the pool has workers, at
@@ -40,7 +40,8 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use super::{alone_phase_over, few_items, split_line, sure_chunk_next, time_at_rate};
+use super::time_at_rate;
+use super::{alone_phase_over, few_items, halves_fit_min_len, split_line, sure_chunk_next};
 use super::{at, chunk_len, next_chunk, Budget, Clock, Consumer, Drive, Folded, Nanos, Producer};
 use super::{ALONE_FOR, CHUNK_TARGET, FIRST_CHUNK};
 use crate::facade::lock;
@@ -161,7 +162,7 @@ impl<C> Drive<'_, C> {
                 if alone_phase_over(clock.between(started, now), rest.len(), chunk, took, line) {
                     // Judged unless the rest is too short for its minimum
                     // to split (the pool could take no piece of it).
-                    if rest.len() / 2 >= rest.min_len().max(1) {
+                    if halves_fit_min_len(rest) {
                         let predicted = time_at_rate(rest.len(), chunk, took);
                         handed_over = Some((now, predicted, at(*rest_at, rest.len())));
                     }
