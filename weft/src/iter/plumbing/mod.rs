@@ -515,8 +515,10 @@ where
 /// reads and the look (tens of nanoseconds) are noise.
 const CHUNK_TARGET: Nanos = Nanos::of(Duration::from_micros(4));
 
-/// The first chunk of a leaf, in items: one, so that a slow item is timed
-/// before another is committed to (the next chunk grows up to 64-fold).
+/// The first chunk of a leaf whose items' rate is unknown, in items: one,
+/// so that a slow item is timed before another is committed to (the next
+/// chunk grows up to 64-fold). A leaf of a loop that timed its items
+/// before it split starts at that rate instead (`Budget::first_chunk`).
 const FIRST_CHUNK: usize = 1;
 
 /// From outside a pool, a loop of at least this many items first runs on
@@ -682,6 +684,17 @@ struct Budget {
     /// item sleeps answers nobody, and a forced steal costs two `membarrier`
     /// calls (docs/PARALLEL.md).
     few_items: bool,
+    /// The first chunk of a leaf split from this piece, in items:
+    /// [`FIRST_CHUNK`] where the items' rate is unknown, or a chunk of
+    /// [`CHUNK_TARGET`] at the rate the loop timed before it split (its
+    /// alone phase, or the chunk before a split on demand). Each leaf
+    /// timed its items from one before, and made four chunks (1, 64,
+    /// 4,096 and the rest) of a leaf that two chunks fold: the 20,000-item
+    /// loops in a pool of 2 took 1.04x rayon's time, 1.02-1.03x since. A
+    /// search's leaf looks whether to stop after its first chunk, as it
+    /// did after its third, of the same size; the early-exit rows did not
+    /// move (docs/PARALLEL.md, "Session 48").
+    first_chunk: usize,
 }
 
 impl Budget {
@@ -697,6 +710,17 @@ impl Budget {
             workers,
             deterministic: producer.deterministic(),
             few_items: few_items(producer),
+            first_chunk: FIRST_CHUNK,
+        }
+    }
+
+    /// This budget, for pieces whose leaves start with a chunk of
+    /// `first_chunk` items: one sized by [`next_chunk`] to take
+    /// [`CHUNK_TARGET`] at the rate the loop timed where it split.
+    fn starting_with(self, first_chunk: usize) -> Budget {
+        Budget {
+            first_chunk,
+            ..self
         }
     }
 
@@ -931,7 +955,8 @@ impl<'c, C> Drive<'c, C> {
                 let rest_end = at(offset, rest.len());
                 let judge = !keep_pace && halves_fit_min_len(&rest);
                 let predicted = time_at_rate(rest.len(), chunk, took);
-                let split = self.run(rest, offset, budget, false);
+                let pieces = budget.starting_with(next_chunk(chunk, took, CHUNK_TARGET));
+                let split = self.run(rest, offset, pieces, false);
                 if judge && !self.stopped_at(rest_end) {
                     split_line::judge(predicted, clock.elapsed(now));
                 }
@@ -966,7 +991,7 @@ impl<'c, C> Drive<'c, C> {
         }
         let start = offset;
         let mut folded = Folded(None);
-        let mut next = FIRST_CHUNK;
+        let mut next = budget.first_chunk;
         let clock = Clock::get();
         // Known once a chunk is timed (`rest_worth_splitting`): a piece
         // just split off does not split again before its first chunk.
@@ -981,7 +1006,9 @@ impl<'c, C> Drive<'c, C> {
             // `offer_work` on every look, worth a split or not: it answers
             // a searcher's request for a join half.
             if halves_fit_min_len(&rest) && crate::api::join::offer_work() && worth_splitting {
-                let split = self.run(rest, offset, budget.renewed(), true);
+                // `next` is sized by this leaf's last chunk.
+                let pieces = budget.renewed().starting_with(next);
+                let split = self.run(rest, offset, pieces, true);
                 self.push(&mut folded, split);
                 return self.finish(folded, start);
             }
@@ -1261,6 +1288,44 @@ mod tests {
         // Huge rests and times saturate rather than wrap.
         assert!(rest_worth_splitting(usize::MAX, 64, ns(u64::MAX)));
         assert!(!rest_worth_splitting(0, 64, ns(u64::MAX)));
+    }
+
+    #[test]
+    fn a_timed_loop_s_pieces_start_their_leaves_at_its_rate() {
+        /// Indexes, as the simplest producer.
+        struct Indexes(std::ops::Range<usize>);
+        impl Producer for Indexes {
+            type Item = usize;
+            type IntoIter = std::ops::Range<usize>;
+            fn len(&self) -> usize {
+                self.0.len()
+            }
+            fn split_at(self, index: usize) -> (Self, Self) {
+                let mid = self.0.start + index;
+                (Indexes(self.0.start..mid), Indexes(mid..self.0.end))
+            }
+            fn into_iter(self) -> Self::IntoIter {
+                self.0
+            }
+        }
+        let producer = Indexes(0..1_000);
+        let fresh = Budget::with_workers(&producer, 2);
+        assert_eq!(fresh.first_chunk, FIRST_CHUNK, "no rate yet: from one item");
+        // The alone phase timed 64 items in 64 ns: a chunk of the target.
+        let sized = next_chunk(64, Nanos(64), CHUNK_TARGET);
+        assert!(sized > RATE_CHUNK);
+        let timed = fresh.starting_with(sized);
+        // Every split down to the leaves, and a leaf's renewed budget,
+        // carry it; a migrated piece's reset budget too.
+        let half = timed.split(&producer, false).expect("a budget of 2 splits");
+        let quarter = half
+            .split(&producer, false)
+            .expect("halves split once more");
+        assert!(quarter.split(&producer, false).is_none(), "a leaf");
+        let migrated = quarter.split(&producer, true).expect("migration resets");
+        for budget in [half, quarter, migrated, quarter.renewed()] {
+            assert_eq!(budget.first_chunk, sized);
+        }
     }
 
     #[test]
