@@ -517,8 +517,11 @@ const CHUNK_TARGET: Nanos = Nanos::of(Duration::from_micros(4));
 
 /// The first chunk of a leaf whose items' rate is unknown, in items: one,
 /// so that a slow item is timed before another is committed to (the next
-/// chunk grows up to 64-fold). A leaf of a loop that timed its items
-/// before it split starts at that rate instead (`Budget::first_chunk`).
+/// chunk grows up to 64-fold). The leaves of a loop on a worker that
+/// timed its items before it split start at that rate instead
+/// (`Budget::first_chunk`); the pieces a loop from outside hands to a pool
+/// of more than one helper start from one (outside.rs,
+/// `run_rest_in_pieces`).
 const FIRST_CHUNK: usize = 1;
 
 /// From outside a pool, a loop of at least this many items first runs on
@@ -690,10 +693,12 @@ struct Budget {
     /// alone phase, or the chunk before a split on demand). Each leaf
     /// timed its items from one before, and made four chunks (1, 64,
     /// 4,096 and the rest) of a leaf that two chunks fold: the 20,000-item
-    /// loops in a pool of 2 took 1.04x rayon's time, 1.02-1.03x since. A
-    /// search's leaf looks whether to stop after its first chunk, as it
-    /// did after its third, of the same size; the early-exit rows did not
-    /// move (docs/PARALLEL.md, "Session 48").
+    /// loops in a pool of 2 took 1.04x rayon's time, 1.02-1.04x since. A
+    /// leaf now commits to a chunk of the target at the loop's first rate
+    /// before it times its own items, and looks for searchers (and, in a
+    /// search, whether to stop between chunks) only after it; the
+    /// early-exit rows and a loop whose later items cost 10-100x its
+    /// first did not move (docs/PARALLEL.md, "Session 48").
     first_chunk: usize,
 }
 
