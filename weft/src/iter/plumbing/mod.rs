@@ -690,15 +690,11 @@ struct Budget {
     /// The first chunk of a leaf split from this piece, in items:
     /// [`FIRST_CHUNK`] where the items' rate is unknown, or a chunk of
     /// [`CHUNK_TARGET`] at the rate the loop timed before it split (its
-    /// alone phase, or the chunk before a split on demand). Each leaf
-    /// timed its items from one before, and made four chunks (1, 64,
-    /// 4,096 and the rest) of a leaf that two chunks fold: the 20,000-item
-    /// loops in a pool of 2 took 1.04x rayon's time, 1.02-1.04x since. A
-    /// leaf now commits to a chunk of the target at the loop's first rate
-    /// before it times its own items, and looks for searchers (and, in a
-    /// search, whether to stop between chunks) only after it; the
-    /// early-exit rows and a loop whose later items cost 10-100x its
-    /// first did not move (docs/PARALLEL.md, "Session 48").
+    /// alone phase, or the chunk before a split on demand), so that a
+    /// leaf does not time its items again from one (four chunks, 1, 64,
+    /// 4,096 and the rest, where two fold a 5,000-item leaf). The leaf
+    /// looks for searchers, and a search whether to stop, only after that
+    /// first chunk (docs/PARALLEL.md, "Session 48").
     first_chunk: usize,
 }
 
@@ -1297,23 +1293,8 @@ mod tests {
 
     #[test]
     fn a_timed_loop_s_pieces_start_their_leaves_at_its_rate() {
-        /// Indexes, as the simplest producer.
-        struct Indexes(std::ops::Range<usize>);
-        impl Producer for Indexes {
-            type Item = usize;
-            type IntoIter = std::ops::Range<usize>;
-            fn len(&self) -> usize {
-                self.0.len()
-            }
-            fn split_at(self, index: usize) -> (Self, Self) {
-                let mid = self.0.start + index;
-                (Indexes(self.0.start..mid), Indexes(mid..self.0.end))
-            }
-            fn into_iter(self) -> Self::IntoIter {
-                self.0
-            }
-        }
-        let producer = Indexes(0..1_000);
+        use crate::iter::{IntoParallelIterator, ParallelIterator};
+        let producer = (0..1_000usize).into_par_iter().producer();
         let fresh = Budget::with_workers(&producer, 2);
         assert_eq!(fresh.first_chunk, FIRST_CHUNK, "no rate yet: from one item");
         // The alone phase timed 64 items in 64 ns: a chunk of the target.
