@@ -160,7 +160,15 @@ pub fn cases() -> Vec<Case> {
             scenario: "par/slow-items",
             about: "(0..size).into_par_iter().for_each(|_| thread::sleep(10 ms)): a few slow items, from the main thread; timed: the call, median of 5 per child; every item checked to have run once (ideal_ms: 10 x ceil(items / workers), 10 at 8 workers: a sleeping item needs no core; it counts the pool's workers only, and a pool whose calling thread folds items too, as weft's does from outside, can go below it)",
             sizes: [8, 8, 8],
-            run: |kind, workers, items| on_peer!(kind, slow_items(workers, items as usize)),
+            run: |kind, workers, items| on_peer!(kind, slow_items(workers, items as usize, SLOW_ITEM)),
+            ..map_collect
+        },
+        Case {
+            scenario: "par/slow-items",
+            variant: "64 of 1 ms",
+            about: "(0..size).into_par_iter().for_each(|_| thread::sleep(1 ms)): a long loop of items that wait (as a read or a lock's wait would), from the main thread; timed: the call, median of 5 per child; every item checked to have run once (ideal_ms: 1 x ceil(items / workers): a sleeping item needs no core, so a pool of more workers than cores, made for such loops, should run one item a worker at once)",
+            sizes: [64, 64, 64],
+            run: |kind, workers, items| on_peer!(kind, slow_items(workers, items as usize, WAITING_ITEM)),
             ..map_collect
         },
         small_in_pool,
@@ -258,6 +266,8 @@ const SORTS_PER_CHILD: usize = 3;
 const UNBALANCED_UNIT: u32 = 40;
 /// How long each item of `par/slow-items` sleeps.
 const SLOW_ITEM: Duration = Duration::from_millis(10);
+/// How long each item of `par/slow-items` "64 of 1 ms" sleeps.
+const WAITING_ITEM: Duration = Duration::from_millis(1);
 /// Where `par/find-any`'s only match is: at 1% of [`FIND_LEN`].
 const FIND_AT: usize = 100_000;
 const FIND_LEN: usize = 10_000_000;
@@ -278,7 +288,7 @@ trait Loops {
     fn unbalanced(n: usize) -> u64;
     fn sort_unstable(v: &mut [u32]);
     fn mandelbrot(image: &mut [u32], width: usize);
-    fn slow_items(items: usize, ran: &AtomicUsize);
+    fn slow_items(items: usize, sleep: Duration, ran: &AtomicUsize);
     /// Runs `op` on a worker of the global pool (the calling thread for the
     /// floor), as a program's code inside `install` runs: the rows named
     /// `in-pool` call their loops from there.
@@ -346,8 +356,8 @@ macro_rules! parallel_loops {
                         .for_each(|(y, row)| paint_row(row, y, height));
                 }
 
-                fn slow_items(items: usize, ran: &AtomicUsize) {
-                    (0..items).into_par_iter().for_each(|_| slow_item(ran));
+                fn slow_items(items: usize, sleep: std::time::Duration, ran: &AtomicUsize) {
+                    (0..items).into_par_iter().for_each(|_| slow_item(sleep, ran));
                 }
 
                 fn in_pool<R: Send>(op: impl FnOnce() -> R + Send) -> R {
@@ -452,8 +462,8 @@ impl Loops for Sequential {
             .for_each(|(y, row)| paint_row(row, y, height));
     }
 
-    fn slow_items(items: usize, ran: &AtomicUsize) {
-        (0..items).for_each(|_| slow_item(ran));
+    fn slow_items(items: usize, sleep: Duration, ran: &AtomicUsize) {
+        (0..items).for_each(|_| slow_item(sleep, ran));
     }
 
     fn in_pool<R: Send>(op: impl FnOnce() -> R + Send) -> R {
@@ -543,8 +553,8 @@ fn merge_counts<'a>(a: HashMap<&'a str, u64>, b: HashMap<&'a str, u64>) -> HashM
     into
 }
 
-fn slow_item(ran: &AtomicUsize) {
-    std::thread::sleep(SLOW_ITEM);
+fn slow_item(sleep: Duration, ran: &AtomicUsize) {
+    std::thread::sleep(sleep);
     ran.fetch_add(1, Ordering::Relaxed);
 }
 
@@ -814,7 +824,7 @@ fn mandelbrot<L: Loops>(workers: usize, width: usize) -> Measured {
         .with("rows", height as f64)
 }
 
-fn slow_items<L: Loops>(workers: usize, items: usize) -> Measured {
+fn slow_items<L: Loops>(workers: usize, items: usize, sleep: Duration) -> Measured {
     let ran = AtomicUsize::new(0);
     let check = |()| {
         let ran = ran.swap(0, Ordering::Relaxed);
@@ -824,14 +834,14 @@ fn slow_items<L: Loops>(workers: usize, items: usize) -> Measured {
         workers,
         RUNS_PER_CHILD,
         || {
-            L::slow_items(items, &ran);
+            L::slow_items(items, sleep, &ran);
             check(());
         },
         || (),
-        |()| L::slow_items(items, &ran),
+        |()| L::slow_items(items, sleep, &ran),
         check,
     );
-    let ideal = SLOW_ITEM * items.div_ceil(workers) as u32;
+    let ideal = sleep * items.div_ceil(workers) as u32;
     Measured::new(wall, cpu, ms(wall))
         .with("ideal_ms", ms(ideal))
         .with("items", items as f64)

@@ -21,7 +21,12 @@
 //! worker leaves a long loop to the caller alone (the sequential loop, no
 //! task queued). A thread beyond the cores only takes
 //! time slices from the others, and a caller that stopped to wait would
-//! have to be woken at the end. With one helper (2 cores, or a pool of two
+//! have to be woken at the end. That holds for items that keep their
+//! thread on its core, not for items that sleep, read or wait on a lock:
+//! once the pool has its part, the caller reads its thread's usage around
+//! one chunk of a loop whose chunks are long, and if that chunk
+//! gave up its core for most of its time, the pool's part is cut for every
+//! worker from then on (`waited`, `Remote::widen`). With one helper (2 cores, or a pool of two
 //! workers) the task folds
 //! the rest a chunk at a time from the back as the caller does from the
 //! front, so the two meet where the work is halved, however it is spread
@@ -90,8 +95,8 @@ impl<C> Drive<'_, C> {
     {
         let short = few_items(&producer);
         let total_items = producer.len();
-        let (caller_share, helpers) =
-            shares(short, crate::current_num_threads(), cores_read_once());
+        let workers = crate::current_num_threads();
+        let (caller_share, helpers) = shares(short, workers, cores_read_once());
         if helpers == 0 {
             // The loop is the caller's alone (a pool of one worker): the
             // sequential loop, with no chunk to time and no task to queue.
@@ -103,7 +108,9 @@ impl<C> Drive<'_, C> {
             outcome: Mutex::new(None),
             done: AtomicBool::new(false),
             caller_share,
-            helpers,
+            helpers: AtomicUsize::new(helpers),
+            wide_helpers: helpers_for_waiting_items(workers).max(helpers),
+            widened: AtomicBool::new(false),
             exact_len: total_items < usize::MAX,
             caller_chunk: AtomicUsize::new(0),
         };
@@ -126,7 +133,20 @@ impl<C> Drive<'_, C> {
         // Items the caller folded: in a loop of few items, its own items'
         // pace tells how long the pool's part has left (`finish`'s watch).
         let mut caller_items = 0;
+        // Whether the caller still looks, once, at whether its items wait
+        // (`Remote::wide_helpers`), and how long its last chunk took.
+        let mut look_for_waits = remote.wide_helpers > helpers;
+        let mut last_took = Nanos(0);
         loop {
+            // The thread's usage before a chunk that follows one long
+            // enough for two reads of it to weigh nothing, once the pool
+            // has its part (`waited`).
+            let usage_before = if look_for_waits && alone.is_none() && worth_a_look(last_took) {
+                look_for_waits = false;
+                thread_usage::now()
+            } else {
+                None
+            };
             // Whether this chunk is the whole rest of a loop nobody else
             // has a part of: then nothing is left to time, size or take.
             let mut last = false;
@@ -158,6 +178,12 @@ impl<C> Drive<'_, C> {
             let now = clock.now();
             let took = clock.between(previous, now);
             previous = now;
+            last_took = took;
+            if let Some(before) = usage_before {
+                if thread_usage::now().is_some_and(|after| waited(before, after, took)) {
+                    remote.widen();
+                }
+            }
             if let Some((rest, rest_at)) = &alone {
                 if alone_phase_over(clock.between(started, now), rest.len(), chunk, took, line) {
                     // Judged unless the rest is too short for its minimum
@@ -238,6 +264,53 @@ fn shares(short: bool, workers: usize, cores: usize) -> (bool, usize) {
     }
 }
 
+/// The helpers a long loop gets from a pool of `workers` once its items
+/// prove to wait (`waited`): every worker, as a loop of few items gets, and
+/// the caller goes on folding its share. A thread whose item sleeps, reads
+/// a file or waits on a lock leaves its core to another, so the cap of
+/// `shares` (a thread beyond the cores only takes time slices) does not
+/// hold for them: 64 items that sleep 1 ms each took 36 ms on a pool of 8
+/// workers on 2 cores with the cap, 10 ms without (docs/PARALLEL.md,
+/// "Session 49"). Where the workers fit the cores it adds one, for the
+/// core the cap left to the caller.
+fn helpers_for_waiting_items(workers: usize) -> usize {
+    #[cfg(test)]
+    if let Some(forced) = tests::FORCED_WIDE_HELPERS.get() {
+        return forced;
+    }
+    workers
+}
+
+/// A chunk that took at least this long is followed by one whose thread
+/// usage the caller reads (`waited`): the two reads take about 0.4 us on the
+/// 2-core VM, under half a percent of such a chunk, and a loop makes them
+/// once.
+const LOOK_FOR_WAITS_AFTER: Nanos = Nanos::of(Duration::from_micros(100));
+
+/// Whether a chunk that took `took` is long enough for the next to be
+/// looked at (`LOOK_FOR_WAITS_AFTER`).
+fn worth_a_look(took: Nanos) -> bool {
+    #[cfg(test)]
+    if tests::FORCED_LOOK.get() {
+        return true;
+    }
+    took >= LOOK_FOR_WAITS_AFTER
+}
+
+/// Whether a chunk that took `took` on the clock, between the thread's
+/// usage `before` and `after`, waited: its thread gave up its core of its
+/// own accord (a sleep, a read, a lock) and ran for less than half the
+/// chunk's time. A thread preempted by others is not counted: it waited for
+/// a core, which more threads would not give it.
+fn waited(before: thread_usage::Usage, after: thread_usage::Usage, took: Nanos) -> bool {
+    #[cfg(test)]
+    if let Some(forced) = tests::FORCED_WAITED.get() {
+        return forced;
+    }
+    let ran = after.cpu.0.saturating_sub(before.cpu.0);
+    after.voluntary_switches > before.voluntary_switches && ran.saturating_mul(2) < took.0
+}
+
 /// How long the pool's part of a loop of `total` items is expected to run
 /// on, when the caller has folded `caller_items` of them in `caller_took`
 /// (all the time since the loop started: a loop of few items is handed
@@ -278,7 +351,15 @@ where
     /// the task folds the rest chunk by chunk from the back as the caller
     /// does from the front, so the two meet where the work, not the item
     /// count, is halved (an unbalanced loop's dear end is the task's).
-    helpers: usize,
+    /// Raised to `wide_helpers` once, by [`Remote::widen`]; read with
+    /// Relaxed, and after an Acquire load of `widened` where the raise
+    /// must be seen.
+    helpers: AtomicUsize,
+    /// The helpers a loop whose items wait gets ([`helpers_for_waiting_items`]);
+    /// no more than `helpers` where that adds none.
+    wide_helpers: usize,
+    /// Set by [`Remote::widen`], after `helpers` was raised.
+    widened: AtomicBool,
     /// Whether the loop's length is exact: a `Producer::len` of
     /// `usize::MAX` may stand for more (a 128-bit range, a long chain), and
     /// then the back of the rest cannot be found by index (a "last chunk"
@@ -314,7 +395,7 @@ impl<P: Producer, C: Consumer<P::Item>> Remote<'_, '_, P, C> {
         if !self.caller_share {
             return Some((piece, offset));
         }
-        let keep = piece.len() / (self.helpers + 1);
+        let keep = piece.len() / (self.helpers.load(Ordering::Relaxed) + 1);
         if keep < piece.min_len().max(1) {
             return Some((piece, offset));
         }
@@ -375,7 +456,21 @@ impl<P: Producer, C: Consumer<P::Item>> Remote<'_, '_, P, C> {
         let mut next = self.caller_chunk.load(Ordering::Relaxed).max(FIRST_CHUNK);
         let mut floor = next;
         let clock = Clock::get();
-        while let Some((piece, offset)) = self.take_back_chunk(next, floor) {
+        loop {
+            // Acquire: pairs with `widen`'s Release, so that the pieces see
+            // the raised helper count.
+            if self.widened.load(Ordering::Acquire) {
+                // The items wait: what is left goes to every worker, in
+                // pieces that lie left of the chunks folded so far.
+                let left = self.run_rest_in_pieces();
+                return match (left, folded) {
+                    (Some(left), Some(right)) => Some(drive.consumer.reduce(left, right)),
+                    (left, right) => left.or(right),
+                };
+            }
+            let Some((piece, offset)) = self.take_back_chunk(next, floor) else {
+                break;
+            };
             let chunk = piece.len();
             let timer = clock.now();
             let part = drive.fold_piece(piece, offset);
@@ -397,7 +492,16 @@ impl<P: Producer, C: Consumer<P::Item>> Remote<'_, '_, P, C> {
     /// Whether the task takes its part a chunk at a time, mirroring the
     /// caller ([`Remote::helpers`]).
     fn in_chunks(&self) -> bool {
-        self.helpers == 1 && self.caller_share && self.exact_len
+        self.helpers.load(Ordering::Relaxed) == 1 && self.caller_share && self.exact_len
+    }
+
+    /// The caller found that its items wait (`waited`): from now on the
+    /// pool's part is cut for `wide_helpers` workers, and a task folding it
+    /// a chunk at a time turns to pieces (`run_rest_in_chunks`).
+    fn widen(&self) {
+        self.helpers.store(self.wide_helpers, Ordering::Relaxed);
+        // Release: publishes the store above to the task's Acquire load.
+        self.widened.store(true, Ordering::Release);
     }
 
     /// The next chunk's wish and floor (see `guided`) after a chunk of
@@ -421,7 +525,11 @@ impl<P: Producer, C: Consumer<P::Item>> Remote<'_, '_, P, C> {
             // microseconds of work: splitting it would cost a wake-up.
             let short = piece.len() <= 2 * self.caller_chunk.load(Ordering::Relaxed);
             let mut budget = Budget::new(&piece);
-            budget.splits = if short { 0 } else { self.helpers };
+            budget.splits = if short {
+                0
+            } else {
+                self.helpers.load(Ordering::Relaxed)
+            };
             let left = self.drive.run(piece, offset, budget, false);
             // A piece taken later lies left of the ones before it.
             outcome = Some(match outcome.take() {
@@ -600,6 +708,46 @@ impl<P: Producer, C: Consumer<P::Item>> Drop for Handoff<'_, '_, '_, P, C> {
     }
 }
 
+/// A thread's CPU time and its voluntary switches (Linux's per-thread
+/// usage), for [`waited`]. Elsewhere, and under Miri, none is read and a
+/// loop's items are never found to wait.
+mod thread_usage {
+    use super::Nanos;
+
+    #[derive(Clone, Copy, Debug)]
+    pub(super) struct Usage {
+        pub(super) cpu: Nanos,
+        pub(super) voluntary_switches: u64,
+    }
+
+    /// The calling thread's usage so far, if the system tells it.
+    #[cfg(all(target_os = "linux", not(miri)))]
+    pub(super) fn now() -> Option<Usage> {
+        // SAFETY: `getrusage` writes the whole struct it is given, which
+        // is plain data for which all zeroes is a valid value.
+        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+        // SAFETY: a valid pointer to a `rusage`, and `RUSAGE_THREAD` is
+        // known to every Linux since 2.6.26.
+        if unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut usage) } != 0 {
+            return None;
+        }
+        let micros = |time: libc::timeval| {
+            u64::try_from(time.tv_sec).unwrap_or(0) * 1_000_000
+                + u64::try_from(time.tv_usec).unwrap_or(0)
+        };
+        let cpu_us = micros(usage.ru_utime) + micros(usage.ru_stime);
+        Some(Usage {
+            cpu: Nanos(cpu_us.saturating_mul(1_000)),
+            voluntary_switches: u64::try_from(usage.ru_nvcsw).unwrap_or(0),
+        })
+    }
+
+    #[cfg(not(all(target_os = "linux", not(miri))))]
+    pub(super) fn now() -> Option<Usage> {
+        None
+    }
+}
+
 /// Drops what a loop leaves (untaken items, a result): as usual, or, on a
 /// caller already unwinding, catching a panic of the drop, which would
 /// otherwise abort the process.
@@ -630,6 +778,14 @@ mod tests {
         /// the path where it parks at once runs whatever the timing (the
         /// estimate behind the choice has a test of its own).
         pub(super) static FORCED_WATCH: Cell<Option<bool>> = const { Cell::new(None) };
+        /// Makes the caller look for waits after any chunk (`worth_a_look`)
+        /// and overrides what it finds (`waited`), so that a widening
+        /// happens at the first chunk after the hand-over whatever the
+        /// items' time.
+        pub(super) static FORCED_LOOK: Cell<bool> = const { Cell::new(false) };
+        pub(super) static FORCED_WAITED: Cell<Option<bool>> = const { Cell::new(None) };
+        /// Overrides [`super::helpers_for_waiting_items`].
+        pub(super) static FORCED_WIDE_HELPERS: Cell<Option<usize>> = const { Cell::new(None) };
     }
 
     /// The ways a loop from outside can be shared: the caller folding on
@@ -683,38 +839,88 @@ mod tests {
     fn every_way_to_share_a_loop_from_outside_keeps_its_order() {
         for share in SHARES_AND_ALONE {
             for len in LENGTHS {
-                let ctx = format!("shares {share:?}, {len} items");
-                let (collected, sum, found, first, long) = forced(share, || {
-                    let collected: Vec<usize> = (0..len).into_par_iter().map(|i| i * 3).collect();
-                    let sum: u64 = (0..len as u64).into_par_iter().map(|i| i % 7).sum();
-                    let found = (0..len).into_par_iter().position_any(|i| i + 1 == len);
-                    // Matches every 100 items: the leftmost must win.
-                    let first = (0..len).into_par_iter().find_first(|i| i % 100 == 99);
-                    let long: Vec<usize> = (0..len)
-                        .into_par_iter()
-                        .with_min_len(1_000)
-                        .fold(Vec::new, |mut piece, i| {
-                            piece.push(i);
-                            piece
-                        })
-                        .map(|piece| piece.len())
-                        .collect();
-                    (collected, sum, found, first, long)
-                });
-                let expected: Vec<usize> = (0..len).map(|i| i * 3).collect();
-                assert!(collected == expected, "collect out of order ({ctx})");
-                assert_eq!(sum, (0..len as u64).map(|i| i % 7).sum::<u64>(), "{ctx}");
-                assert_eq!(found, len.checked_sub(1), "{ctx}");
-                assert_eq!(first, (len >= 100).then_some(99), "{ctx}");
-                assert_eq!(long.iter().sum::<usize>(), len, "{ctx}");
-                // No folded piece is shorter than the minimum, unless the
-                // whole loop is.
-                assert!(
-                    long.iter().all(|&piece| piece >= len.min(1_000)),
-                    "a piece under with_min_len ({ctx}): {long:?}"
-                );
+                loops_keep_their_order(share, len, &format!("shares {share:?}, {len} items"));
             }
         }
+    }
+
+    /// A loop whose items wait is widened at the caller's first chunk
+    /// after the hand-over (forced here whatever the items' time): the
+    /// task may then be folding chunks from the back (one helper), cutting
+    /// pieces, or not yet started, and each turns to pieces for more
+    /// helpers, with the chunks it folded right of them.
+    #[test]
+    #[cfg_attr(miri, ignore = "hundreds of thousands of items: covered natively")]
+    fn a_loop_widened_for_waiting_items_keeps_its_order() {
+        for share in SHARES {
+            for wide in [share.1 + 1, share.1 + 4] {
+                for len in LENGTHS {
+                    let ctx = format!("shares {share:?} widened to {wide}, {len} items");
+                    FORCED_LOOK.set(true);
+                    FORCED_WAITED.set(Some(true));
+                    FORCED_WIDE_HELPERS.set(Some(wide));
+                    let checked = panic::catch_unwind(AssertUnwindSafe(|| {
+                        loops_keep_their_order(share, len, &ctx)
+                    }));
+                    FORCED_LOOK.set(false);
+                    FORCED_WAITED.set(None);
+                    FORCED_WIDE_HELPERS.set(None);
+                    checked.unwrap_or_else(|payload| panic::resume_unwind(payload));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_chunk_waited_only_if_its_thread_gave_up_its_core_for_most_of_it() {
+        use super::thread_usage::Usage;
+        use super::{waited, Nanos};
+        let usage = |cpu_us: u64, voluntary_switches: u64| Usage {
+            cpu: Nanos(cpu_us * 1_000),
+            voluntary_switches,
+        };
+        let ms = Nanos(1_000_000);
+        // A sleep: one switch of its own, 10 us on the core in 1 ms.
+        assert!(waited(usage(500, 3), usage(510, 4), ms));
+        // Preempted, never gave up its core: no more threads would help.
+        assert!(!waited(usage(500, 3), usage(510, 3), ms));
+        // Gave it up, but ran for most of the chunk.
+        assert!(!waited(usage(500, 3), usage(1_000, 9), ms));
+        assert!(waited(usage(500, 3), usage(999, 9), ms));
+    }
+
+    /// Loops of `len` items from outside, shared as `share` forces, give
+    /// what the sequential loops give.
+    fn loops_keep_their_order(share: (bool, usize), len: usize, ctx: &str) {
+        let (collected, sum, found, first, long) = forced(share, || {
+            let collected: Vec<usize> = (0..len).into_par_iter().map(|i| i * 3).collect();
+            let sum: u64 = (0..len as u64).into_par_iter().map(|i| i % 7).sum();
+            let found = (0..len).into_par_iter().position_any(|i| i + 1 == len);
+            // Matches every 100 items: the leftmost must win.
+            let first = (0..len).into_par_iter().find_first(|i| i % 100 == 99);
+            let long: Vec<usize> = (0..len)
+                .into_par_iter()
+                .with_min_len(1_000)
+                .fold(Vec::new, |mut piece, i| {
+                    piece.push(i);
+                    piece
+                })
+                .map(|piece| piece.len())
+                .collect();
+            (collected, sum, found, first, long)
+        });
+        let expected: Vec<usize> = (0..len).map(|i| i * 3).collect();
+        assert!(collected == expected, "collect out of order ({ctx})");
+        assert_eq!(sum, (0..len as u64).map(|i| i % 7).sum::<u64>(), "{ctx}");
+        assert_eq!(found, len.checked_sub(1), "{ctx}");
+        assert_eq!(first, (len >= 100).then_some(99), "{ctx}");
+        assert_eq!(long.iter().sum::<usize>(), len, "{ctx}");
+        // No folded piece is shorter than the minimum, unless the
+        // whole loop is.
+        assert!(
+            long.iter().all(|&piece| piece >= len.min(1_000)),
+            "a piece under with_min_len ({ctx}): {long:?}"
+        );
     }
 
     #[test]
