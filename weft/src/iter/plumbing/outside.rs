@@ -142,8 +142,7 @@ impl<C> Drive<'_, C> {
             // enough for two reads of it to weigh nothing, once the pool
             // has its part (`waited`).
             let usage_before = if look_for_waits && alone.is_none() && worth_a_look(last_took) {
-                look_for_waits = false;
-                thread_usage::now()
+                usage_now()
             } else {
                 None
             };
@@ -180,8 +179,13 @@ impl<C> Drive<'_, C> {
             previous = now;
             last_took = took;
             if let Some(before) = usage_before {
-                if thread_usage::now().is_some_and(|after| waited(before, after, took)) {
-                    remote.widen();
+                // A short chunk is not worth the reads (the one before it
+                // was long): the look is kept for one that is.
+                if worth_a_look(took) {
+                    look_for_waits = false;
+                    if usage_now().is_some_and(|after| waited(before, after, took)) {
+                        remote.widen();
+                    }
                 }
             }
             if let Some((rest, rest_at)) = &alone {
@@ -282,8 +286,8 @@ fn helpers_for_waiting_items(workers: usize) -> usize {
 }
 
 /// A chunk that took at least this long is followed by one whose thread
-/// usage the caller reads (`waited`): the two reads take about 0.4 us on the
-/// 2-core VM, under half a percent of such a chunk, and a loop makes them
+/// usage the caller reads (`waited`): the two reads take about 0.9 us on the
+/// 2-core VM, under one percent of such a chunk, and a loop makes them
 /// once.
 const LOOK_FOR_WAITS_AFTER: Nanos = Nanos::of(Duration::from_micros(100));
 
@@ -499,6 +503,8 @@ impl<P: Producer, C: Consumer<P::Item>> Remote<'_, '_, P, C> {
     /// pool's part is cut for `wide_helpers` workers, and a task folding it
     /// a chunk at a time turns to pieces (`run_rest_in_chunks`).
     fn widen(&self) {
+        #[cfg(test)]
+        tests::WIDENINGS.set(tests::WIDENINGS.get() + 1);
         self.helpers.store(self.wide_helpers, Ordering::Relaxed);
         // Release: publishes the store above to the task's Acquire load.
         self.widened.store(true, Ordering::Release);
@@ -708,9 +714,23 @@ impl<P: Producer, C: Consumer<P::Item>> Drop for Handoff<'_, '_, '_, P, C> {
     }
 }
 
-/// A thread's CPU time and its voluntary switches (Linux's per-thread
-/// usage), for [`waited`]. Elsewhere, and under Miri, none is read and a
-/// loop's items are never found to wait.
+/// The calling thread's usage for [`waited`] ([`thread_usage::now`]), or
+/// in tests that force what `waited` finds, a usage of nothing on any
+/// system, so that the paths behind it run there too.
+fn usage_now() -> Option<thread_usage::Usage> {
+    #[cfg(test)]
+    if tests::FORCED_WAITED.get().is_some() {
+        return Some(thread_usage::Usage {
+            cpu: Nanos(0),
+            voluntary_switches: 0,
+        });
+    }
+    thread_usage::now()
+}
+
+/// A thread's CPU time and its voluntary switches, for [`waited`]: on
+/// Linux, from the thread's CPU clock and its `getrusage`. Elsewhere, and
+/// under Miri, none is read and a loop's items are never found to wait.
 mod thread_usage {
     use super::Nanos;
 
@@ -720,24 +740,38 @@ mod thread_usage {
         pub(super) voluntary_switches: u64,
     }
 
-    /// The calling thread's usage so far, if the system tells it.
+    /// The calling thread's usage so far, if the system tells it. The CPU
+    /// time comes from the thread's CPU clock, which counts the running
+    /// thread's time up to the call: `getrusage`'s counts the time up to
+    /// the thread's last tick or switch, up to a tick (1-4 ms) behind, so
+    /// that a chunk that blocked once early and then computed for less
+    /// than a tick would read as one that barely ran (186 ns a
+    /// `getrusage`, 242 a clock read, on the 2-core VM).
     #[cfg(all(target_os = "linux", not(miri)))]
     pub(super) fn now() -> Option<Usage> {
-        // SAFETY: `getrusage` writes the whole struct it is given, which
-        // is plain data for which all zeroes is a valid value.
+        let mut clock = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: a valid pointer to a `timespec`, which the call fills.
+        if unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut clock) } != 0 {
+            return None;
+        }
+        // SAFETY: `rusage` is plain integers (and `timeval`s of them), for
+        // which all zeroes is a valid value.
         let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-        // SAFETY: a valid pointer to a `rusage`, and `RUSAGE_THREAD` is
-        // known to every Linux since 2.6.26.
+        // SAFETY: a valid pointer to a `rusage`, which the call fills; a
+        // kernel that does not know `RUSAGE_THREAD` returns an error,
+        // handled below.
         if unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut usage) } != 0 {
             return None;
         }
-        let micros = |time: libc::timeval| {
-            u64::try_from(time.tv_sec).unwrap_or(0) * 1_000_000
-                + u64::try_from(time.tv_usec).unwrap_or(0)
-        };
-        let cpu_us = micros(usage.ru_utime) + micros(usage.ru_stime);
+        let cpu = u64::try_from(clock.tv_sec)
+            .unwrap_or(0)
+            .saturating_mul(1_000_000_000)
+            .saturating_add(u64::try_from(clock.tv_nsec).unwrap_or(0));
         Some(Usage {
-            cpu: Nanos(cpu_us.saturating_mul(1_000)),
+            cpu: Nanos(cpu),
             voluntary_switches: u64::try_from(usage.ru_nvcsw).unwrap_or(0),
         })
     }
@@ -784,6 +818,8 @@ mod tests {
         /// items' time.
         pub(super) static FORCED_LOOK: Cell<bool> = const { Cell::new(false) };
         pub(super) static FORCED_WAITED: Cell<Option<bool>> = const { Cell::new(None) };
+        /// How many loops this thread widened (`Remote::widen`).
+        pub(super) static WIDENINGS: Cell<usize> = const { Cell::new(0) };
         /// Overrides [`super::helpers_for_waiting_items`].
         pub(super) static FORCED_WIDE_HELPERS: Cell<Option<usize>> = const { Cell::new(None) };
     }
@@ -859,13 +895,20 @@ mod tests {
                     FORCED_LOOK.set(true);
                     FORCED_WAITED.set(Some(true));
                     FORCED_WIDE_HELPERS.set(Some(wide));
+                    let widened_before = WIDENINGS.get();
                     let checked = panic::catch_unwind(AssertUnwindSafe(|| {
                         loops_keep_their_order(share, len, &ctx)
                     }));
+                    let widened = WIDENINGS.get() - widened_before;
                     FORCED_LOOK.set(false);
                     FORCED_WAITED.set(None);
                     FORCED_WIDE_HELPERS.set(None);
                     checked.unwrap_or_else(|payload| panic::resume_unwind(payload));
+                    // A caller that keeps a share of a long loop folds a chunk
+                    // after the hand-over, and widens there.
+                    if share.0 && len >= 1_000 {
+                        assert!(widened > 0, "no loop was widened ({ctx})");
+                    }
                 }
             }
         }
