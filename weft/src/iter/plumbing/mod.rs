@@ -87,6 +87,14 @@
 //! us a call for a wake-up; docs/PARALLEL.md, "Session 30"). A pool of
 //! one worker folds the loop whole: nobody could take a piece of it.
 //!
+//! The alone phase costs a loop of slow items its first chunk's time (one
+//! item) before anyone else starts: 64 items of 1 ms on 8 workers run in
+//! 9 rounds rather than 8. So each thread remembers whether the items it
+//! timed last, at the start of a loop or of a leaf, were slow (`SLOW_ITEM`
+//! each or more: `items_were_slow`), and its next loop then splits at
+//! once, as a loop of few items does, where a loop called again and again
+//! lands on a thread that has seen its items.
+//!
 //! With [`deterministic`](super::ParallelIterator::deterministic) the
 //! budget ignores migration, leaves fold in one go and never split on
 //! demand, and a loop called from outside a pool goes into it whole: the
@@ -540,6 +548,38 @@ fn halves_fit_min_len<P: Producer>(producer: &P) -> bool {
     producer.len() / 2 >= producer.min_len().max(1)
 }
 
+/// An item at least this slow, timed at the start of a loop or a leaf,
+/// leaves its thread expecting slow items in its next loop
+/// ([`items_were_slow`]): about what a worker woken from its park takes to
+/// arrive on these VMs (10-50 us), twice over, so that an item as slow as
+/// this weighs more than the wake-up a split at once risks.
+const SLOW_ITEM: Nanos = Nanos::of(Duration::from_micros(100));
+
+thread_local! {
+    /// Whether the items this thread last timed at the start of a loop, or
+    /// of a leaf, took [`SLOW_ITEM`] or more each ([`record_start_rate`]).
+    static SLOW_ITEMS_LAST: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Records the rate of the first chunk this thread timed in a loop or a
+/// leaf: `chunk` items in `took`.
+fn record_start_rate(chunk: usize, took: Nanos) {
+    let slow = took.0 / chunk.max(1) as u64 >= SLOW_ITEM.0;
+    SLOW_ITEMS_LAST.set(slow);
+}
+
+/// Whether the items this thread timed last were slow ([`SLOW_ITEM`]).
+/// A program calls the same loop again and again, and a loop of slow items
+/// loses the time of its first chunk alone before it splits (on a worker)
+/// or before it looks at whether its items wait (from outside,
+/// outside.rs): so the next loop on this thread splits at once, or looks
+/// at its first chunk. A loop of cheap items after slow ones pays a split
+/// it did not need once, and its leaves' first chunks set the record
+/// back; a thread whose loops are cheap never changes its ways.
+fn items_were_slow() -> bool {
+    SLOW_ITEMS_LAST.get()
+}
+
 /// Whether `producer` is a loop of few items (under [`HANDOFF_MIN_ITEMS`]),
 /// each of which may be slow or block its thread: handed over at once from
 /// outside a pool, split at once on a worker, its halves on the local
@@ -682,7 +722,8 @@ struct Budget {
     workers: usize,
     deterministic: bool,
     /// A loop of few items (under `HANDOFF_MIN_ITEMS`), each of which may
-    /// be slow or block its thread: its halves go where a thief takes them
+    /// be slow or block its thread, or a loop on a worker that timed slow
+    /// items last (`items_were_slow`): its halves go where a thief takes them
     /// without asking (`Place::LocalQueue`), since an owner whose
     /// item sleeps answers nobody, and a forced steal costs two `membarrier`
     /// calls (docs/PARALLEL.md).
@@ -899,6 +940,16 @@ impl<'c, C> Drive<'c, C> {
         if few_items(&producer) || producer.folds_leaves_whole() {
             return self.run(producer, 0, budget, false);
         }
+        if items_were_slow() {
+            // Its halves go where a thief takes them without asking, as a
+            // loop of few items' do: an owner whose item is slow answers
+            // nobody for its time.
+            let budget = Budget {
+                few_items: true,
+                ..budget
+            };
+            return self.run(producer, 0, budget, false);
+        }
         self.alone_first(producer, Folded(None), budget, &mut Pace::start(), false)
     }
 
@@ -942,6 +993,11 @@ impl<'c, C> Drive<'c, C> {
             }
             let now = clock.now();
             let (chunk, took) = pace.chunk_ended(chunk, now);
+            if !keep_pace && offset == chunk {
+                // The loop's first chunk (an inner loop starts at the pace
+                // of those before it).
+                record_start_rate(chunk, took);
+            }
             if alone_phase_over(clock.between(started, now), rest.len(), chunk, took, line) {
                 // The pool's searchers keep searching through this loop and
                 // a while after (where the workers fit the cores): a helper
@@ -997,6 +1053,8 @@ impl<'c, C> Drive<'c, C> {
         // Known once a chunk is timed (`rest_worth_splitting`): a piece
         // just split off does not split again before its first chunk.
         let mut worth_splitting = false;
+        // Whether the next chunk is the leaf's first (`record_start_rate`).
+        let mut first = true;
         loop {
             let len = rest.len();
             let chunk = chunk_len(&rest, next);
@@ -1022,6 +1080,10 @@ impl<'c, C> Drive<'c, C> {
                 return keep(self.finish(folded, start), rest);
             }
             let took = clock.elapsed(timer);
+            if first {
+                first = false;
+                record_start_rate(chunk, took);
+            }
             worth_splitting = rest_worth_splitting(rest.len(), chunk, took);
             next = next_chunk(chunk, took, CHUNK_TARGET);
         }
@@ -1173,6 +1235,29 @@ mod tests {
                 "a long loop in a pool of 2 workers on {cores} cores opened no window"
             );
         }
+    }
+
+    /// A thread expects slow items where the first chunk it timed last
+    /// took `SLOW_ITEM` or more an item, and forgets it at the next chunk
+    /// of cheaper items.
+    #[test]
+    fn a_thread_expects_slow_items_after_timing_slow_ones() {
+        let us = |n: u64| Nanos(n * 1_000);
+        std::thread::spawn(move || {
+            assert!(!items_were_slow(), "a new thread expects nothing");
+            record_start_rate(1, us(100));
+            assert!(items_were_slow());
+            record_start_rate(2, us(199));
+            assert!(!items_were_slow(), "under 100 us an item");
+            record_start_rate(4, us(1_000));
+            assert!(items_were_slow());
+            // A chunk of nothing (a leaf of no items never times one) is
+            // counted as one item.
+            record_start_rate(0, us(50));
+            assert!(!items_were_slow());
+        })
+        .join()
+        .unwrap();
     }
 
     #[test]

@@ -24,7 +24,8 @@
 //! have to be woken at the end. That holds for items that keep their
 //! thread on its core, not for items that sleep, read or wait on a lock:
 //! once the pool has its part, the caller reads its thread's usage around
-//! one chunk of a loop whose chunks are long, and if that chunk
+//! one chunk of a loop whose chunks are long (around its first chunk if
+//! the items the thread timed last were slow), and if that chunk
 //! gave up its core for most of its time, the pool's part is cut for every
 //! worker from then on (`waited`, `Remote::widen`). With one helper (2 cores, or a pool of two
 //! workers) the task folds
@@ -48,6 +49,7 @@ use std::time::{Duration, Instant};
 use super::time_at_rate;
 use super::{alone_phase_over, few_items, halves_fit_min_len, split_line, sure_chunk_next};
 use super::{at, chunk_len, next_chunk, Budget, Clock, Consumer, Drive, Folded, Nanos, Producer};
+use super::{items_were_slow, record_start_rate};
 use super::{ALONE_FOR, CHUNK_TARGET, FIRST_CHUNK};
 use crate::facade::lock;
 use crate::sched::registry::cores_read_once;
@@ -137,11 +139,18 @@ impl<C> Drive<'_, C> {
         // (`Remote::wide_helpers`), and how long its last chunk took.
         let mut look_for_waits = remote.wide_helpers > helpers;
         let mut last_took = Nanos(0);
+        let mut first_chunk = true;
         loop {
             // The thread's usage before a chunk that follows one long
             // enough for two reads of it to weigh nothing, once the pool
-            // has its part (`waited`).
-            let usage_before = if look_for_waits && alone.is_none() && worth_a_look(last_took) {
+            // has its part, or before the first chunk where this thread's
+            // last such loop began with a chunk that long (`waited`).
+            let look = if first_chunk {
+                look_at_first_chunk()
+            } else {
+                alone.is_none() && worth_a_look(last_took)
+            };
+            let usage_before = if look_for_waits && look {
                 usage_now()
             } else {
                 None
@@ -178,9 +187,14 @@ impl<C> Drive<'_, C> {
             let took = clock.between(previous, now);
             previous = now;
             last_took = took;
+            if first_chunk {
+                first_chunk = false;
+                record_start_rate(chunk, took);
+            }
             if let Some(before) = usage_before {
-                // A short chunk is not worth the reads (the one before it
-                // was long): the look is kept for one that is.
+                // A first chunk of cheap items, looked at because the
+                // thread's last items were slow, tells nothing: the look
+                // is kept for a chunk that is worth it.
                 if worth_a_look(took) {
                     look_for_waits = false;
                     if usage_now().is_some_and(|after| waited(before, after, took)) {
@@ -291,11 +305,23 @@ fn helpers_for_waiting_items(workers: usize) -> usize {
 /// once.
 const LOOK_FOR_WAITS_AFTER: Nanos = Nanos::of(Duration::from_micros(100));
 
+/// Whether a loop looks at its first chunk: where the items this thread
+/// timed last were slow (`items_were_slow`), so that a loop called again
+/// and again whose items wait gets every worker as it hands its rest over,
+/// an item sooner. A thread whose loops are cheap reads no usage.
+fn look_at_first_chunk() -> bool {
+    #[cfg(test)]
+    if let Some(first) = tests::FORCED_LOOK.get() {
+        return first;
+    }
+    items_were_slow()
+}
+
 /// Whether a chunk that took `took` is long enough for the next to be
 /// looked at (`LOOK_FOR_WAITS_AFTER`).
 fn worth_a_look(took: Nanos) -> bool {
     #[cfg(test)]
-    if tests::FORCED_LOOK.get() {
+    if tests::FORCED_LOOK.get().is_some() {
         return true;
     }
     took >= LOOK_FOR_WAITS_AFTER
@@ -812,11 +838,11 @@ mod tests {
         /// the path where it parks at once runs whatever the timing (the
         /// estimate behind the choice has a test of its own).
         pub(super) static FORCED_WATCH: Cell<Option<bool>> = const { Cell::new(None) };
-        /// Makes the caller look for waits after any chunk (`worth_a_look`)
-        /// and overrides what it finds (`waited`), so that a widening
-        /// happens at the first chunk after the hand-over whatever the
-        /// items' time.
-        pub(super) static FORCED_LOOK: Cell<bool> = const { Cell::new(false) };
+        /// Makes the caller look for waits after any chunk (`worth_a_look`),
+        /// at its first chunk too with `Some(true)`, and overrides what it
+        /// finds (`waited`), so that a widening happens at the first chunk
+        /// after the hand-over, or before it, whatever the items' time.
+        pub(super) static FORCED_LOOK: Cell<Option<bool>> = const { Cell::new(None) };
         pub(super) static FORCED_WAITED: Cell<Option<bool>> = const { Cell::new(None) };
         /// How many loops this thread widened (`Remote::widen`).
         pub(super) static WIDENINGS: Cell<usize> = const { Cell::new(0) };
@@ -881,18 +907,21 @@ mod tests {
     }
 
     /// A loop whose items wait is widened at the caller's first chunk
-    /// after the hand-over (forced here whatever the items' time): the
-    /// task may then be folding chunks from the back (one helper), cutting
-    /// pieces, or not yet started, and each turns to pieces for more
-    /// helpers, with the chunks it folded right of them.
+    /// (before the hand-over) or at its first chunk after it (forced here
+    /// whatever the items' time): in the second case the task may be
+    /// folding chunks from the back (one helper), cutting pieces, or not
+    /// yet started, and each turns to pieces for more helpers, with the
+    /// chunks it folded right of them.
     #[test]
     #[cfg_attr(miri, ignore = "hundreds of thousands of items: covered natively")]
     fn a_loop_widened_for_waiting_items_keeps_its_order() {
-        for share in SHARES {
+        for (share, first) in SHARES.into_iter().flat_map(|s| [(s, false), (s, true)]) {
             for wide in [share.1 + 1, share.1 + 4] {
                 for len in LENGTHS {
-                    let ctx = format!("shares {share:?} widened to {wide}, {len} items");
-                    FORCED_LOOK.set(true);
+                    let ctx = format!(
+                        "shares {share:?} widened to {wide} (at the first chunk: {first}), {len} items"
+                    );
+                    FORCED_LOOK.set(Some(first));
                     FORCED_WAITED.set(Some(true));
                     FORCED_WIDE_HELPERS.set(Some(wide));
                     let widened_before = WIDENINGS.get();
@@ -900,12 +929,12 @@ mod tests {
                         loops_keep_their_order(share, len, &ctx)
                     }));
                     let widened = WIDENINGS.get() - widened_before;
-                    FORCED_LOOK.set(false);
+                    FORCED_LOOK.set(None);
                     FORCED_WAITED.set(None);
                     FORCED_WIDE_HELPERS.set(None);
                     checked.unwrap_or_else(|payload| panic::resume_unwind(payload));
                     // A caller that keeps a share of a long loop folds a chunk
-                    // after the hand-over, and widens there.
+                    // after the hand-over, and widens there if not before.
                     if share.0 && len >= 1_000 {
                         assert!(widened > 0, "no loop was widened ({ctx})");
                     }
