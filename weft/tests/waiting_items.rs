@@ -27,11 +27,11 @@ fn a_long_loop_of_waiting_items_from_outside_gets_every_worker() {
 
     let (in_flight, most) = (AtomicUsize::new(0), AtomicUsize::new(0));
     let items = 200;
-    // Twice: a first call may see its items wait only once the pool has
-    // its part, which on three cores or more is already cut for the
-    // capped helpers; the second looks at its first chunk, as its thread
-    // timed slow items last, and hands the pool a part cut for every
-    // worker.
+    // Twice: a first call sees its items wait only once the pool has its
+    // part, which on three cores or more is already cut for the capped
+    // helpers (its pieces spread as other workers take them); the second
+    // looks at its first chunk, as its thread timed slow items last, and
+    // hands the pool a part cut for every worker.
     for call in 0..2 {
         let ran: Vec<usize> = (0..items)
             .into_par_iter()
