@@ -564,7 +564,9 @@ thread_local! {
 /// Records the rate of the first chunk this thread timed in a loop or a
 /// leaf: `chunk` items in `took`.
 fn record_start_rate(chunk: usize, took: Nanos) {
-    let slow = took.0 / chunk.max(1) as u64 >= SLOW_ITEM.0;
+    // A product, not a division: every leaf records its first chunk, and a
+    // division is tens of cycles (see `next_chunk`).
+    let slow = took.0 >= SLOW_ITEM.0.saturating_mul(chunk.max(1) as u64);
     SLOW_ITEMS_LAST.set(slow);
 }
 

@@ -25,13 +25,14 @@
 //! thread on its core, not for items that sleep, read or wait on a lock:
 //! once the pool has its part, the caller reads its thread's usage around
 //! one chunk of a loop whose chunks are long (around its first chunk if
-//! the items the thread timed last were slow), and if that chunk
-//! gave up its core for most of its time, the pool's part is cut for every
-//! worker from then on (`waited`, `Remote::widen`). With one helper (2 cores, or a pool of two
-//! workers) the task folds
-//! the rest a chunk at a time from the back as the caller does from the
-//! front, so the two meet where the work is halved, however it is spread
-//! over the items.
+//! the items the thread timed last were slow), and if that chunk gave up
+//! its core for most of its time, the pool's part is cut for every worker
+//! from then on (`waited`, `Remote::widen`).
+//!
+//! With one helper (2 cores, or a pool of two workers) the task folds the
+//! rest a chunk at a time from the back as the caller does from the front,
+//! so the two meet where the work is halved, however it is spread over the
+//! items.
 //!
 //! Once the rest is gone the caller waits for the task's part to end: it
 //! watches for `WATCH_BEFORE_PARK` (a last chunk usually ends sooner than a
@@ -145,16 +146,13 @@ impl<C> Drive<'_, C> {
             // enough for two reads of it to weigh nothing, once the pool
             // has its part, or before the first chunk where this thread's
             // last such loop began with a chunk that long (`waited`).
-            let look = if first_chunk {
-                look_at_first_chunk()
-            } else {
-                alone.is_none() && worth_a_look(last_took)
-            };
-            let usage_before = if look_for_waits && look {
-                usage_now()
-            } else {
-                None
-            };
+            let look = look_for_waits
+                && if first_chunk {
+                    look_at_first_chunk()
+                } else {
+                    alone.is_none() && worth_a_look(last_took)
+                };
+            let usage_before = if look { usage_now() } else { None };
             // Whether this chunk is the whole rest of a loop nobody else
             // has a part of: then nothing is left to time, size or take.
             let mut last = false;
