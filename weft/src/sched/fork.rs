@@ -35,7 +35,7 @@
 use std::panic::{self, AssertUnwindSafe};
 
 use crate::sched::job::StackJob;
-use crate::sched::join_stack::Room;
+use crate::sched::join_stack::{Half, Room};
 use crate::sched::latch::OwnerLatch;
 use crate::sched::unwind::drop_payload;
 use crate::sched::worker::WorkerThread;
@@ -117,7 +117,7 @@ where
 }
 
 /// The join itself: builds `b`'s job in this frame, leaves it on the join
-/// stack where `room` says (its index then tells whether it came back), or
+/// stack as a [`Half`] in this frame when `room` says so, or
 /// with no room on the local queue, runs `a`, takes `b` back or waits for
 /// it, and returns both results. The job stays in this frame until it is
 /// popped back unrun or its latch is set: every path below ends in one of
@@ -138,24 +138,36 @@ where
     RB: Send,
 {
     let job_b = StackJob::new(b, OwnerLatch::for_worker(worker));
-    // SAFETY: the job stays in this frame as the docs above say.
-    let job_ref = unsafe { job_b.as_job_ref() };
-    let index = match room {
-        // SAFETY: the job's reference as `push_join` asks; `room` is fresh
-        // (nothing was pushed onto the join stack or taken since).
-        Some(room) => Some(unsafe { worker.push_join(room, job_ref, place == Place::JoinStack) }),
+    // Made on both paths, so that whether `b` is on the join stack is a
+    // local of its own, which the compiler folds on the common path (a
+    // flag inside the half would be reloaded after `a`, as the half's
+    // address is published). On the queue path the half is never pushed.
+    // SAFETY: the job stays in this frame as the docs above say, and is
+    // taken at most once by the join stack's protocol.
+    let half = unsafe { Half::new(job_b.as_job_ref(), room.as_ref()) };
+    let on_join_stack = match room {
+        Some(room) => {
+            // SAFETY: `half` stays in this frame, unmoved, until `pop_join`
+            // returns for it (and the job until its latch is set, if that
+            // says it was taken); `half` was made with `room`, which is
+            // fresh (nothing was pushed onto the join stack or taken since).
+            unsafe { worker.push_join(room, &half, place == Place::JoinStack) };
+            true
+        }
         None => {
-            worker.push_uncounted(job_ref);
-            None
+            // SAFETY: as above; the half holding the other reference is
+            // never pushed, so this one is the job's only reference.
+            worker.push_uncounted(unsafe { job_b.as_job_ref() });
+            false
         }
     };
     let result_a = panic::catch_unwind(AssertUnwindSafe(|| a(injected)));
-    let reclaimed = match index {
+    let reclaimed = match on_join_stack {
         // The `next` slot is empty here, though `b` may run long: no job
         // goes there while the join stack holds a half, and the push that
         // made it non-empty emptied it (worker/join_owner.rs,
         // `first_half_pushed`; future/spawn.rs, `schedule`).
-        Some(index) if worker.pop_join(index) => true,
+        true if worker.pop_join(&half) => true,
         // Taken from the join stack, or never on it (a full stack put it
         // on the local queue): it may still be on the local queue.
         _ => reclaim_or_wait(worker, &job_b),

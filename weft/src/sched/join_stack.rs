@@ -1,20 +1,29 @@
 //! The join stack: where `join` leaves its second half while the first runs.
 //!
-//! One per seat, beside the seat's queues. It is a Chase-Lev deque of fixed
-//! capacity whose owner pushes and pops with plain stores and loads and a
+//! One per seat, beside the seat's queues. Its halves are not copied into
+//! it: each is a [`Half`] in the frame of the `join` that made it, linked to
+//! the half pushed before it, and the stack keeps the newest half's address
+//! (`newest`). The owner pushes and pops with plain stores and loads and a
 //! compiler fence ([`barrier::light`]): the common `join`, whose second half
-//! comes back unstolen, makes no atomic read-modify-write and no fence. The
-//! price is paid by whoever takes a half from the far end: a thief pays a
-//! process-wide barrier ([`barrier::heavy`]) per steal.
+//! comes back unstolen, makes no atomic read-modify-write and no fence, and
+//! what its push stores depends on no load. A ring of slots indexed by a
+//! count (this stack's form through session 49) stores `bottom + 1` where
+//! the next push loads it, and in fib each `join`'s first half joins again
+//! at once: on the AMD and Intel VMs measured, that chain of loads through
+//! memory cost a fifth of an unstolen `join` (docs/TUNING.md, "The join
+//! stack as a list of frames"). A frame's address comes from the stack
+//! pointer, so nothing chains.
 //!
-//! Thieves rarely need to pay it. A searcher that finds a seat's join stack
-//! non-empty first *asks* ([`JoinStack::request`]) by lowering the bound
-//! that the owner's room check reads at every `join` (`room_end`), so that
-//! the owner's next `join` finds no room and takes its cold path, which sees
-//! the request (the bound is not the one the owner set), answers it and
-//! restores the bound: asking costs the common `join` no instruction. The
-//! owner takes its oldest half itself and pushes it onto its local queue, where
-//! thieves steal it as any task ([`JoinStack::take_oldest`], worker/join_owner.rs
+//! The price is paid by whoever takes a half from the far end: a thief
+//! locks the stack's other word (`taken`) and pays a process-wide barrier
+//! ([`barrier::heavy`]) per steal. Thieves rarely need to pay it. A
+//! searcher that finds a seat's join stack non-empty first *asks*
+//! ([`JoinStack::request`]) by raising the flag that the owner's room check
+//! reads at every `join` (`asked`), so that the owner's next `join` takes
+//! its cold path, which answers the request and lowers the flag: asking
+//! costs the common `join` no instruction. The owner takes its oldest half
+//! itself and pushes it onto its local queue, where thieves steal it as any
+//! task ([`JoinStack::take_oldest`], worker/join_owner.rs
 //! `share_oldest_half`). In fork-join code the next `join` comes within
 //! nanoseconds. When it does not come (a first half that runs long without
 //! joining again), the searcher stops asking after a bounded time and steals
@@ -28,431 +37,492 @@
 //!
 //! # Invariants, and why they hold
 //!
-//! `bottom` is one past the newest half and is written by the owner only;
-//! `top` is the oldest half not taken and only ever grows, by a
-//! compare-and-swap of whoever takes from that end: a thief ([`steal`]), the
-//! owner sharing ([`take_oldest`]) or the owner popping the very last half.
-//! Halves live in `slots[index % CAPACITY]` for `top <= index < bottom`.
+//! `newest` is the newest half pushed and not popped, or null, and is
+//! written by the owner only. Each half's `older` is the half that was
+//! `newest` when it was pushed. Halves are taken from the old end only, so
+//! the taken halves on the list are its oldest ones, each marked (its
+//! `taken` flag); `taken` holds the newest of them, or null, and a lock bit.
+//! Every change to `taken` and to the marks is made under that lock, by a
+//! thief ([`steal`]) or by the owner ([`take_oldest`], [`pop_newest`], and
+//! a pop that finds its half taken); the owner's push and pop never take it.
 //!
-//! 1. **A half is taken at most once.** From the top end, by the CAS on
-//!    `top`: of all who read the same `top`, one CAS succeeds. Between the
-//!    two ends: the owner's pop lowers `bottom` to `b`, then reads `top` as
-//!    `t`. With `t < b` it keeps the half at `b` without a CAS, which is
-//!    sound because no thief can take index `b` now: a thief takes the index
-//!    it read from `top` before its heavy barrier, and reads `bottom` after
-//!    it. If the owner's store of `bottom` came before that barrier, the
-//!    thief sees `b` and takes only indexes below it; if after, so did the
-//!    owner's read of `top`, which then saw every CAS before the barrier,
-//!    so `t >= ` the index the thief read, and `t < b` shows that index is
-//!    below `b` too. With `t == b` the half is the last one and the owner
-//!    takes it by the same CAS as any thief; with `t > b` it was taken.
-//!    (In the symmetric mode the barrier pair is two SeqCst fences and this
-//!    is Chase and Lev's argument.)
-//! 2. **A half pushed is seen by the thieves, and intact.** The slot is
-//!    written before `bottom` is raised with Release; a thief reads `bottom`
-//!    with Acquire and the slot after it. A slot is only rewritten once its
-//!    index is below `top` (`bottom - top < CAPACITY` at every push: the
-//!    room check keeps `bottom` below `top + limit` for a `top` the owner
-//!    read earlier, and `top` only grows), so a thief that read a slot
-//!    about to be rewritten fails its CAS.
+//! 1. **A half is taken at most once, and a thief touches only live
+//!    frames.** A taker walks from `newest` along `older` to the oldest
+//!    unmarked half, under the lock. The owner's pop stores `newest` (one
+//!    below its half), then reads `taken` behind its light fence, and keeps
+//!    its half without a lock only if `taken` is unlocked and not its half.
+//!    A thief takes the lock before its heavy barrier and reads `newest`
+//!    after it. If the owner's store came before that barrier, the thief
+//!    never sees the popped half, nor walks through it; if after, the
+//!    owner's read of `taken` sees the lock (or, once the thief is done,
+//!    what the thief marked), and the owner waits for the lock to go before
+//!    it decides, so a frame the thief can reach does not return while the
+//!    thief holds the lock. Every half the walk reaches is `newest` or older
+//!    than a half the walk reached, hence a frame the owner is still inside
+//!    (the owner's frames are nested), or the first marked one, which
+//!    encloses the one before it. Of the halves a taker leaves unmarked,
+//!    the owner's pop keeps its own; a marked one its frame finds taken.
+//!    (In the symmetric mode the barrier pair is two SeqCst fences.)
+//! 2. **A half pushed is seen by the thieves, and intact.** A half's words
+//!    are written before `newest` points to it with Release; a thief reads
+//!    `newest` with Acquire, and the halves older than it were published
+//!    by earlier Release stores of the same thread. A half's words do not
+//!    change while it is reachable (its frame is reused only after its pop,
+//!    and point 1 keeps thieves out of a frame being popped).
 //! 3. **Nothing is lost.** A half leaves the stack only to run: popped back
 //!    by its owner (who runs it inline), run by a wait of its owner's
-//!    (`pop_newest`: a `join` whose first half waits for its second, on one
-//!    worker, must not deadlock), stolen (the thief runs it), or shared
+//!    ([`pop_newest`]: a `join` whose first half waits for its second, on
+//!    one worker, must not deadlock), stolen (the thief runs it), or shared
 //!    (pushed onto the owner's local queue, where it is a task like any
-//!    other, reclaimed or stolen by the rules of worker/). A `join` that
-//!    finds the stack full ([`JoinStack::room`] says none) takes the queue
-//!    path instead, as one of a loop of few items (fork.rs, `Place`) does
-//!    from the start; that half never enters the join stack, so nothing
-//!    here concerns it.
+//!    other, reclaimed or stolen by the rules of worker/). A `join` whose
+//!    room check says no takes its cold path, and a stack that holds no
+//!    halves (below) sends it to the queue path, as one of a loop of few
+//!    items (fork.rs, `Place`) does from the start; that half never enters
+//!    the join stack, so nothing here concerns it.
 //!
 //!    The owner's `join` frames are nested, so the halves above a frame's
-//!    own were pushed by its first half and were taken back before it
-//!    returns: when the frame pops, `bottom` is one past its half, or at
-//!    its half if a wait ran it (`pop` tells the two apart), and `top`
-//!    past it if it was taken from the top.
+//!    own were pushed by its first half and were popped before it returns:
+//!    when the frame pops, `newest` is its half, unless its half was taken
+//!    (a wait of its own took it and left `newest` below it, or a thief or
+//!    a share did, and the pop of a newer taken half emptied the list).
+//!    A pop that finds its half marked finds every older half marked too,
+//!    so it empties the list (`newest` and `taken` null) for the next one.
 //! 4. **Every push is made known to idle workers.** The push that makes the
 //!    stack non-empty is followed by the protocol's notify (or by a share
 //!    of that half, which notifies: `join`'s outermost half); later pushes
 //!    onto the non-empty stack are covered by that one, renewed after every
-//!    take from the top (sleep.rs, "Join stacks": rule *covered-stack*,
-//!    with the second barrier of a forced steal).
+//!    take from the old end (sleep.rs, "Join stacks": rule *covered-stack*,
+//!    with the second barrier of a forced steal). The push reads `taken`
+//!    behind its light fence, and counts the stack empty when the half
+//!    below its own is null or the newest marked one, or a taker holds the
+//!    lock.
+//!
+//! The lock is a spin lock held for a walk and a few stores, and for a
+//! thief's heavy barrier; the owner waits for it only on a pop that meets
+//! a taker at work on its stack, or in its own cold paths. A walk reads
+//! one word per unmarked half: the depth of the recursion, which rarely
+//! passes 64 in divide and conquer, and a share or steal takes a half
+//! that is worth far more than that.
 //!
 //! Where the process has no asymmetric barrier (barrier.rs), the owner's
-//! light fence pairs with nothing, so the stack holds no half at all: it never
-//! has room, and `join` takes the local queue, whose own fences
-//! carry the argument.
-//!
-//! Sizes: [`CAPACITY`] halves of two words, 4 KiB per seat (a spare
-//! seat's is made with its thread: registry.rs, `SpareSeat`). Join nesting is
-//! the depth of the recursion, and divide-and-conquer rarely nests past 64;
-//! deeper nesting spills to the local queue, still correct, only slower.
+//! light fence pairs with nothing, so the stack holds no half at all: its
+//! room check always says no, and `join` takes the local queue, whose own
+//! fences carry the argument.
 //!
 //! [`steal`]: JoinStack::steal
 //! [`take_oldest`]: JoinStack::take_oldest
+//! [`pop_newest`]: JoinStack::pop_newest
+
+use std::ptr;
 
 use crossbeam_utils::CachePadded;
 
-use crate::facade::{AtomicPtr, AtomicUsize, Ordering};
+use crate::facade::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
 use crate::sched::barrier;
 use crate::sched::deque::Steal;
 use crate::sched::job::JobRef;
 
-/// Halves a join stack holds before `join` spills to the local queue. Small
-/// under loom, so the models wrap around the ring.
-#[cfg(not(loom))]
-pub(crate) const CAPACITY: usize = 256;
-#[cfg(loom)]
-pub(crate) const CAPACITY: usize = 2;
+/// The lock bit of `taken` (a half's address is at least word-aligned).
+const LOCKED: usize = 1;
 
-/// One half: a stack job's reference, as two words that may be read while
-/// the owner rewrites them (a thief whose CAS will then fail), hence atomics.
-struct Slot {
-    data: AtomicPtr<()>,
-    run: AtomicPtr<()>,
+/// `asked`: no request.
+const NOT_ASKED: usize = 0;
+/// `asked`: a searcher asked for a half.
+const ASKED: usize = 1;
+/// `asked`: the stack holds no halves; never changed.
+const NO_HALVES: usize = 2;
+
+/// One half on a join stack, in the frame of the `join` that pushed it: a
+/// stack job's reference as its two words, and the links the stack reads.
+pub(crate) struct Half {
+    /// The job's words, written once by [`Half::new`].
+    data: *mut (),
+    run: *mut (),
+    /// The half that was newest when this one was pushed, or null. Written
+    /// by the push, before the half is published.
+    older: AtomicPtr<Half>,
+    /// Marked by whoever takes the half from the old end, under the lock.
+    taken: AtomicBool,
+}
+
+impl Half {
+    /// A half for `job`, to be pushed where `room` says (or never pushed,
+    /// without a room). Built with its link, so that the frame's words are
+    /// each stored once.
+    ///
+    /// # Safety
+    /// `job` must come from `StackJob::as_job_ref` (its data word is a
+    /// pointer), and the half is taken at most once (join_stack.rs,
+    /// invariant 1), its job rebuilt only by the one who takes it.
+    #[inline(always)]
+    pub(crate) unsafe fn new(job: JobRef, room: Option<&Room>) -> Half {
+        // SAFETY: forwarded from this function's contract.
+        let (data, run) = unsafe { job.into_stack_words() };
+        Half {
+            data,
+            run,
+            older: AtomicPtr::new(room.map_or(ptr::null_mut(), |room| room.older)),
+            taken: AtomicBool::new(false),
+        }
+    }
+
+    fn address(&self) -> *mut Half {
+        ptr::from_ref(self).cast_mut()
+    }
+
+    /// The half's job, for the one who takes it.
+    ///
+    /// # Safety
+    /// The caller took the half (invariant 1), and rebuilds its job once.
+    unsafe fn job(&self) -> JobRef {
+        // SAFETY: the words came from one `into_stack_words` (`new`), and
+        // taking the half once is the caller's contract.
+        unsafe { JobRef::from_stack_words(self.data, self.run) }
+    }
 }
 
 pub(crate) struct JoinStack {
-    bottom: CachePadded<AtomicUsize>,
-    /// The oldest half not taken; written by whoever takes from this end.
-    top: CachePadded<AtomicUsize>,
-    /// An array of known length, so that indexing it needs no bounds check
-    /// (two fewer instructions per push and per pop than a slice), behind a
-    /// box. In the struct, a push would find its slot without loading a
-    /// pointer first (one instruction fewer a `join`), but on AMD Zen 4 that
-    /// build's fib was 4% slower, and Miri took 2.5x as long over the
-    /// tests that make join stacks (docs/TUNING.md, session 32).
-    slots: Box<[Slot; CAPACITY]>,
-    /// Halves the stack takes before it has no room: [`CAPACITY`], or
-    /// none where the owner's light fence pairs with nothing
+    /// The newest half not popped, or null. Written by the owner only.
+    newest: CachePadded<AtomicPtr<Half>>,
+    /// The newest half taken from the old end (null when none is on the
+    /// list), with [`LOCKED`] while a taker holds the lock.
+    taken: CachePadded<AtomicUsize>,
+    /// What the room check reads: [`NOT_ASKED`], [`ASKED`] by a searcher
+    /// ([`request`](JoinStack::request)), or [`NO_HALVES`] where the
+    /// owner's light fence pairs with nothing
     /// ([`barrier::join_stacks_hold_halves`]), so that every `join` there
-    /// takes the local queue.
-    limit: usize,
-    /// The bound the room check reads: a push whose index is below it has
-    /// room. The owner sets it to `top + limit` for the `top` it last read
-    /// (`own_room_end`), so that the room check reads neither `top` (a line
-    /// thieves write) nor more than one word: as `top` only grows, that
-    /// bound stays valid. A searcher that asks for a half lowers it to a
-    /// `top` it read ([`request`](JoinStack::request)), a bound as valid
-    /// (lower than any the owner would set now) under which no push has
-    /// room, and the owner's next `join` takes the cold path that answers.
-    /// A request is a hint, never a condition (a searcher that gets no
-    /// answer steals by force), so the races between the owner's stores
-    /// and a searcher's, which may lose a request, lose nothing else; and
-    /// nothing is published through the word, hence Relaxed everywhere.
-    room_end: AtomicUsize,
-    /// Owner only: the bound the owner set last, which tells a request
-    /// apart from a stack that is full. An atomic only because thieves
-    /// share the struct; Relaxed, as no other thread touches it.
-    own_room_end: AtomicUsize,
+    /// takes the local queue. A request is a hint, never a condition (a
+    /// searcher that gets no answer steals by force), so the race between
+    /// the owner's store and a searcher's, which may lose a request, loses
+    /// nothing else; and nothing is published through the word, hence
+    /// Relaxed everywhere.
+    asked: AtomicUsize,
 }
 
-/// Where the next half goes, from [`JoinStack::room`] for
-/// [`JoinStack::push`]: not `Copy`, so that it serves one push.
+/// The room check's answer, for [`JoinStack::push`]: not `Copy`, so that
+/// it serves one push.
 pub(crate) struct Room {
-    bottom: usize,
+    /// `newest` as the room check read it: the new half's `older`.
+    older: *mut Half,
 }
 
-/// Where [`JoinStack::push`] put a half.
-pub(crate) struct Pushed {
-    /// Its index, for [`JoinStack::pop`].
-    pub(crate) index: usize,
-    /// Whether no older half was on the stack as the owner saw it: the push
-    /// that makes the stack non-empty, which is the one that needs the
-    /// protocol's notify (sleep.rs, rule *covered-stack*).
-    pub(crate) alone: bool,
-}
-
-/// Signed distance from `from` to `to`: the indexes only grow, and wrap
-/// around only after 2^64 (2^32 on 32-bit targets) halves.
-#[inline(always)]
-fn distance(from: usize, to: usize) -> isize {
-    to.wrapping_sub(from) as isize
-}
+// SAFETY: a `JoinStack` is shared by its owner and the thieves by the
+// protocol above; the raw pointers it holds are to halves whose frames that
+// protocol keeps alive while they are reachable.
+unsafe impl Sync for JoinStack {}
+// SAFETY: as above; a stack is made on one thread and used on its seat's.
+unsafe impl Send for JoinStack {}
 
 impl JoinStack {
     /// An empty stack. Made after `barrier::init` (the registry's build
     /// runs it first), which decides whether the stack may hold halves.
     pub(crate) fn new() -> JoinStack {
-        JoinStack::with_limit(if barrier::join_stacks_hold_halves() {
-            CAPACITY
-        } else {
-            0
-        })
+        JoinStack::holding_halves(barrier::join_stacks_hold_halves())
     }
 
-    /// An empty stack that holds at most `limit` halves (at most
-    /// [`CAPACITY`]).
-    fn with_limit(limit: usize) -> JoinStack {
-        debug_assert!(limit <= CAPACITY);
-        let slot = || Slot {
-            data: AtomicPtr::new(std::ptr::null_mut()),
-            run: AtomicPtr::new(std::ptr::null_mut()),
-        };
+    /// An empty stack, that holds halves or none.
+    fn holding_halves(holds: bool) -> JoinStack {
         JoinStack {
-            bottom: CachePadded::new(AtomicUsize::new(0)),
-            top: CachePadded::new(AtomicUsize::new(0)),
-            slots: (0..CAPACITY)
-                .map(|_| slot())
-                .collect::<Box<[Slot]>>()
-                .try_into()
-                .unwrap_or_else(|_| unreachable!("CAPACITY slots were made")),
-            limit,
-            room_end: AtomicUsize::new(limit),
-            own_room_end: AtomicUsize::new(limit),
+            newest: CachePadded::new(AtomicPtr::new(ptr::null_mut())),
+            taken: CachePadded::new(AtomicUsize::new(0)),
+            asked: AtomicUsize::new(if holds { NOT_ASKED } else { NO_HALVES }),
         }
     }
 
-    #[inline(always)]
-    fn slot(&self, index: usize) -> &Slot {
-        &self.slots[index % CAPACITY]
-    }
-
-    /// Owner only: whether the stack takes another half, and if so where it
-    /// goes, for [`push`], by the bound the owner keeps (`room_end`); `None`
-    /// when `bottom` reached it, and then [`room_after_looking`] settles it.
-    /// A separate step, so that a `join` that finds no room takes another
-    /// path from the start (fork.rs), and the common one carries no "where
-    /// did it go" past its first half.
+    /// Owner only: whether the next half goes onto the stack, for
+    /// [`push`]: `None` when a searcher asked, or the stack holds no
+    /// halves, and then [`room_after_looking`] settles it. A separate step,
+    /// so that a `join` that finds no room takes another path from the
+    /// start (fork.rs), and the common one carries no "where did it go"
+    /// past its first half.
     ///
     /// [`push`]: JoinStack::push
     /// [`room_after_looking`]: JoinStack::room_after_looking
     #[inline(always)]
     pub(crate) fn room(&self) -> Option<Room> {
-        // Relaxed: both are the owner's own.
-        let bottom = self.bottom.load(Ordering::Relaxed);
-        let room_end = self.room_end.load(Ordering::Relaxed);
-        (distance(bottom, room_end) > 0).then_some(Room { bottom })
+        // Relaxed: the owner's own variable; `asked` is a hint.
+        let older = self.newest.load(Ordering::Relaxed);
+        (self.asked.load(Ordering::Relaxed) == NOT_ASKED).then_some(Room { older })
     }
 
-    /// Owner only: [`room`](JoinStack::room) once `bottom` reached the
-    /// bound: reads `top` again and moves the bound. The stack is full, or
-    /// thieves took halves since the last look (each look then serves as
-    /// many pushes as they took), or the stack holds no halves at all, or
-    /// a searcher lowered the bound to ask, which the caller answers first
-    /// ([`take_request`](JoinStack::take_request)): the new bound replaces
-    /// a request not yet taken.
+    /// Owner only: [`room`](JoinStack::room) once it said no, after the
+    /// caller answered any request
+    /// ([`take_request`](JoinStack::take_request)): room unless the stack
+    /// holds no halves.
     #[cold]
     pub(crate) fn room_after_looking(&self) -> Option<Room> {
-        // Relaxed: `bottom` is the owner's own; a stale `top` is smaller
-        // than the real one, so the bound errs on the side of "full".
-        let bottom = self.bottom.load(Ordering::Relaxed);
-        let top = self.top.load(Ordering::Relaxed);
-        let room_end = top.wrapping_add(self.limit);
-        self.own_room_end.store(room_end, Ordering::Relaxed);
-        self.room_end.store(room_end, Ordering::Relaxed);
-        (distance(bottom, room_end) > 0).then_some(Room { bottom })
+        let older = self.newest.load(Ordering::Relaxed);
+        (self.asked.load(Ordering::Relaxed) != NO_HALVES).then_some(Room { older })
     }
 
-    /// Owner only: pushes a half where `room` said it goes, and returns
-    /// its index (for [`pop`]) and whether it is alone.
-    ///
-    /// [`pop`]: JoinStack::pop
+    /// Owner only: pushes `half`, made with `room`, and returns whether the stack held no
+    /// half a thief could take before it (the push that needs the
+    /// protocol's notify: sleep.rs, rule *covered-stack*).
     ///
     /// # Safety
-    /// `job` must come from `StackJob::as_job_ref` (its data word is a
-    /// pointer), only the seat's owner may call `room`, `push`, `pop` and
-    /// `take_oldest`, and `room` came from [`room`](JoinStack::room) or
-    /// [`room_after_looking`](JoinStack::room_after_looking) with none of
-    /// them called since.
+    /// Only the seat's owner may call `push`, `pop`, `pop_newest`,
+    /// `take_oldest` and `forget_taken`; `room` came from
+    /// [`room`](JoinStack::room) or
+    /// [`room_after_looking`](JoinStack::room_after_looking); and `half`
+    /// stays where it is, unmoved and not dropped, until [`pop`] returns for
+    /// it (or, if `pop` says it was taken, until its job is done with).
+    ///
+    /// [`pop`]: JoinStack::pop
     #[inline(always)]
-    pub(crate) unsafe fn push(&self, room: Room, job: JobRef) -> Pushed {
-        let bottom = room.bottom;
-        // SAFETY: forwarded from this function's contract.
-        let (data, run) = unsafe { job.into_stack_words() };
-        let slot = self.slot(bottom);
-        // Relaxed: published by the Release store of `bottom` below.
-        slot.data.store(data, Ordering::Relaxed);
-        slot.run.store(run, Ordering::Relaxed);
-        self.bottom.store(bottom.wrapping_add(1), Ordering::Release);
-        // Read again after the push, behind the light fence: the pairing
-        // with a forced steal's second barrier (worker/join_owner.rs, `forced_out`)
-        // needs this look at `top` to follow the store of `bottom`.
+    pub(crate) unsafe fn push(&self, room: Room, half: &Half) -> bool {
+        // `half.older` is `room.older`: published by this Release store.
+        let older = room.older;
+        self.newest.store(half.address(), Ordering::Release);
+        // Read after the push, behind the light fence: the pairing with a
+        // forced steal's second barrier (worker/join_owner.rs,
+        // `forced_out`) needs this look at `taken` to follow the store of
+        // `newest` (invariant 4).
         barrier::light();
-        let top = self.top.load(Ordering::Relaxed);
-        Pushed {
-            index: bottom,
-            alone: top == bottom,
-        }
+        let taken = self.taken.load(Ordering::Relaxed);
+        older.is_null() || taken & LOCKED != 0 || taken == older as usize
     }
 
-    /// [`room`](JoinStack::room) then [`push`](JoinStack::push), handing
-    /// the half back if the stack is full (the tests' and models' push).
+    /// [`push`](JoinStack::push) for a half made without a room (the tests'
+    /// and models' push): links it to the newest half, settling the room as
+    /// `join`'s cold path would.
     ///
     /// # Safety
     /// As for [`push`](JoinStack::push).
     #[cfg(test)]
-    pub(crate) unsafe fn try_push(&self, job: JobRef) -> Result<Pushed, JobRef> {
-        match self.room().or_else(|| self.room_after_looking()) {
-            // SAFETY: forwarded from this function's contract.
-            Some(room) => Ok(unsafe { self.push(room, job) }),
-            None => Err(job),
-        }
+    pub(crate) unsafe fn push_linked(&self, half: &Half) -> bool {
+        let room = self
+            .room()
+            .or_else(|| self.room_after_looking())
+            .expect("a stack that holds halves");
+        half.older.store(room.older, Ordering::Relaxed);
+        // SAFETY: forwarded; `half.older` is `room.older` now.
+        unsafe { self.push(room, half) }
     }
 
-    /// Owner only: takes back the half at `index`, which the caller pushed
-    /// (and every half pushed since has been taken back). Returns whether
-    /// it came back; false means someone took it: a thief or a share, from
-    /// the top with every older half (the stack is then empty), or a wait
-    /// of the owner's own ([`pop_newest`]; older halves may remain below).
+    /// Owner only: takes back `half`, which the caller pushed (and every
+    /// half pushed since has been popped). Returns whether it came back;
+    /// false means someone took it: a thief or a share, from the old end
+    /// with every older half, or a wait of the owner's own
+    /// ([`pop_newest`]; older halves may remain below).
     ///
     /// [`pop_newest`]: JoinStack::pop_newest
     #[inline(always)]
-    pub(crate) fn pop(&self, index: usize) -> bool {
-        // Relaxed: the owner's own variable. A wait that ran our half left
-        // `bottom` at `index` (halves pushed since were popped again).
-        let bottom = self.bottom.load(Ordering::Relaxed);
-        if bottom != index.wrapping_add(1) {
+    pub(crate) fn pop(&self, half: &Half) -> bool {
+        let own = half.address();
+        // Relaxed: the owner's own variable.
+        if self.newest.load(Ordering::Relaxed) != own {
             return false;
         }
-        self.settle_newest(index)
+        // Release, as every store of `newest` (invariant 2).
+        self.newest
+            .store(half.older.load(Ordering::Relaxed), Ordering::Release);
+        // The owner's half of the asymmetric pairing of invariant 1.
+        barrier::light();
+        // Relaxed: compared only; a thief's marks are read after the
+        // Acquire in `settle_pop`.
+        let taken = self.taken.load(Ordering::Relaxed);
+        if taken & LOCKED == 0 && taken != own as usize {
+            return true;
+        }
+        self.settle_pop(own)
+    }
+
+    /// [`pop`](JoinStack::pop) when `taken` was locked or held this half:
+    /// waits for the lock to go, then the half is the owner's unless it is
+    /// the newest taken. If it is, every older half was taken too and the
+    /// list is emptied (invariant 3).
+    #[cold]
+    #[inline(never)]
+    fn settle_pop(&self, own: *mut Half) -> bool {
+        loop {
+            // Acquire: pairs with the Release that released the lock.
+            let taken = self.taken.load(Ordering::Acquire);
+            if taken & LOCKED != 0 {
+                wait_for_taker();
+                continue;
+            }
+            if taken != own as usize {
+                return true;
+            }
+            if self
+                .taken
+                .compare_exchange(taken, 0, Ordering::Acquire, Ordering::Relaxed)
+                .is_ok()
+            {
+                self.newest.store(ptr::null_mut(), Ordering::Release);
+                return false;
+            }
+        }
     }
 
     /// Owner only: takes the newest half, for a wait of the owner's that
-    /// runs queued work (worker/own_queues.rs, `find_own_work`).
-    #[inline]
+    /// runs queued work (worker/own_queues.rs, `find_own_work`). The frame
+    /// that pushed it then finds it gone (`pop`).
     pub(crate) fn pop_newest(&self) -> Option<JobRef> {
-        let bottom = self.bottom.load(Ordering::Relaxed);
-        let top = self.top.load(Ordering::Relaxed);
-        if distance(top, bottom) <= 0 {
+        // Relaxed: the owner's own variable.
+        if self.newest.load(Ordering::Relaxed).is_null() {
             return None;
         }
-        let index = bottom.wrapping_sub(1);
-        // SAFETY: `settle_newest` says the half at `index` is the owner's,
-        // taken now, once (the owner alone writes slots, so the read may
-        // follow the settling).
-        self.settle_newest(index)
-            .then(|| unsafe { self.read_slot(index) })
-    }
-
-    /// The owner's end: lowers `bottom` to `index` (one below it), then
-    /// settles with the thieves who may be at the other end (invariant 1).
-    /// Returns whether the half at `index` is the owner's.
-    #[inline(always)]
-    fn settle_newest(&self, index: usize) -> bool {
-        // Release, as every store of `bottom`: a thief that reads this value
-        // must see the slots below it (invariant 2).
-        self.bottom.store(index, Ordering::Release);
-        // The owner's half of the asymmetric pairing of invariant 1.
-        barrier::light();
-        // Relaxed: compared only; no data written by a thief is read.
-        let top = self.top.load(Ordering::Relaxed);
-        let left = distance(top, index);
-        if left > 0 {
-            return true;
-        }
-        // The last half: the owner takes it by the thieves' own CAS.
-        let won = left == 0 && self.claim(top);
-        // Empty either way: `top` is one past the half now.
-        self.bottom.store(index.wrapping_add(1), Ordering::Release);
-        won
+        let unlocked = self.lock();
+        let newest = self.newest.load(Ordering::Relaxed);
+        // SAFETY: the owner's own newest half, in a frame it is inside.
+        let job = unsafe { newest.as_ref() }
+            .filter(|half| !half.taken.load(Ordering::Relaxed))
+            .map(|half| {
+                self.newest
+                    .store(half.older.load(Ordering::Relaxed), Ordering::Release);
+                // SAFETY: unmarked and unlinked under the lock: taken here,
+                // once.
+                unsafe { half.job() }
+            });
+        self.taken.store(unlocked, Ordering::Release);
+        job
     }
 
     /// Owner only: takes the oldest half, to share it (worker/join_owner.rs).
     pub(crate) fn take_oldest(&self) -> Option<JobRef> {
-        let top = self.top.load(Ordering::Relaxed);
-        // Relaxed: the owner's own variable.
-        let bottom = self.bottom.load(Ordering::Relaxed);
-        if distance(top, bottom) <= 0 {
+        if self.is_empty() {
             return None;
         }
-        self.take_at(top)
+        let unlocked = self.lock();
+        self.take_oldest_locked(unlocked)
+    }
+
+    /// Owner only, before its task suspends, after it took every half
+    /// (worker/mod.rs, `before_suspend`): empties the list, so that the
+    /// next fiber's halves do not link to this one's frames. The frames of
+    /// the suspended task then find their halves taken.
+    pub(crate) fn forget_taken(&self) {
+        let _unlocked = self.lock();
+        self.newest.store(ptr::null_mut(), Ordering::Release);
+        self.taken.store(0, Ordering::Release);
     }
 
     /// Anyone: takes the oldest half, paying the heavy barrier that lets the
     /// owner's pop go without a fence (invariant 1).
     pub(crate) fn steal(&self) -> Steal<JobRef> {
-        let top = self.top.load(Ordering::Acquire);
-        barrier::heavy();
-        // Acquire: pairs with the owner's Release stores (invariant 2).
-        let bottom = self.bottom.load(Ordering::Acquire);
-        if distance(top, bottom) <= 0 {
-            return Steal::Empty;
+        let unlocked = self.taken.load(Ordering::Relaxed);
+        if unlocked & LOCKED != 0 {
+            return Steal::Retry;
         }
-        match self.take_at(top) {
-            Some(job) => Steal::Success(job),
-            None => Steal::Retry,
-        }
-    }
-
-    /// Reads the half at `index` as a job.
-    ///
-    /// # Safety
-    /// The caller must take the half at `index` exactly once (invariant 1),
-    /// or drop what this returns unrun and unread (`JobRef` has no drop).
-    #[inline(always)]
-    unsafe fn read_slot(&self, index: usize) -> JobRef {
-        let slot = self.slot(index);
-        // Relaxed: the caller read `bottom` with Acquire after the slot was
-        // written (or is the owner); a slot rewritten since fails the CAS.
-        let data = slot.data.load(Ordering::Relaxed);
-        let run = slot.run.load(Ordering::Relaxed);
-        // SAFETY: the slot's words were stored together by `push`, from one
-        // stack job's reference; taking it once is the caller's contract.
-        unsafe { JobRef::from_stack_words(data, run) }
-    }
-
-    /// Reads the half at `top` and claims it by the CAS on `top`.
-    fn take_at(&self, top: usize) -> Option<JobRef> {
-        // SAFETY: returned only if the CAS below claims the half; otherwise
-        // dropped unrun (a `JobRef` owns nothing to drop).
-        let job = unsafe { self.read_slot(top) };
-        // Claimed: the slot held the half at `top` when read (invariant 2),
-        // and this caller is the only one to take it.
-        self.claim(top).then_some(job)
-    }
-
-    /// Takes the half at `top` from whoever else may be taking it: of all
-    /// who read this `top`, one CAS succeeds (invariant 1). SeqCst, though
-    /// only atomicity is needed: it runs once per steal or share.
-    fn claim(&self, top: usize) -> bool {
-        self.top
+        // Acquire: the marks and links the last holder left.
+        if self
+            .taken
             .compare_exchange(
-                top,
-                top.wrapping_add(1),
-                Ordering::SeqCst,
+                unlocked,
+                unlocked | LOCKED,
+                Ordering::Acquire,
                 Ordering::Relaxed,
             )
-            .is_ok()
-    }
-
-    /// Whether the stack looks empty. Plain loads: exact only after a
-    /// barrier that pairs with the pushes (the sweep before blocking pays a
-    /// heavy one, sleep.rs).
-    #[inline]
-    pub(crate) fn is_empty(&self) -> bool {
-        let bottom = self.bottom.load(Ordering::Acquire);
-        let top = self.top.load(Ordering::Acquire);
-        distance(top, bottom) <= 0
-    }
-
-    /// A searcher asks the owner to share its oldest half, by lowering the
-    /// room bound to the `top` it reads (`room_end`). Still a valid bound:
-    /// `top` only grows, so what this reads is at most the current `top`,
-    /// below `top + limit`. The searcher saw the stack non-empty, so the
-    /// owner's `bottom` is above that `top` (or gets there with its next
-    /// push) and its next room check finds none. Should the owner have
-    /// popped below it meanwhile, the request waits for the push that
-    /// reaches it; a store of the owner's may replace it: a hint.
-    #[inline]
-    pub(crate) fn request(&self) {
-        let top = self.top.load(Ordering::Relaxed);
-        // Read first: many searchers asking keep the line shared.
-        if self.room_end.load(Ordering::Relaxed) != top {
-            self.room_end.store(top, Ordering::Relaxed);
+            .is_err()
+        {
+            return Steal::Retry;
+        }
+        barrier::heavy();
+        match self.take_oldest_locked(unlocked) {
+            Some(job) => Steal::Success(job),
+            None => Steal::Empty,
         }
     }
 
-    /// Owner: whether a searcher asked, clearing the request (the bound
-    /// goes back to the owner's own).
+    /// Spins until the caller holds the lock; returns `taken` as it was,
+    /// unlocked.
+    fn lock(&self) -> usize {
+        loop {
+            let unlocked = self.taken.load(Ordering::Relaxed);
+            if unlocked & LOCKED == 0
+                && self
+                    .taken
+                    .compare_exchange(
+                        unlocked,
+                        unlocked | LOCKED,
+                        Ordering::Acquire,
+                        Ordering::Relaxed,
+                    )
+                    .is_ok()
+            {
+                return unlocked;
+            }
+            wait_for_taker();
+        }
+    }
+
+    /// Under the lock (`taken` was `unlocked` before it): walks from the
+    /// newest half to the oldest unmarked one, marks it and releases the
+    /// lock with it as the newest taken; or releases the lock unchanged.
+    fn take_oldest_locked(&self, unlocked: usize) -> Option<JobRef> {
+        // Acquire: pairs with the owner's Release stores (invariant 2).
+        let mut walk = self.newest.load(Ordering::Acquire);
+        let mut oldest: Option<&Half> = None;
+        // SAFETY: every half the walk reaches is in a live frame
+        // (invariant 1) and was published before `newest` was read.
+        while let Some(half) = unsafe { walk.as_ref() } {
+            if half.taken.load(Ordering::Relaxed) {
+                break;
+            }
+            oldest = Some(half);
+            walk = half.older.load(Ordering::Relaxed);
+        }
+        match oldest {
+            Some(half) => {
+                half.taken.store(true, Ordering::Relaxed);
+                // SAFETY: marked under the lock: taken here, once.
+                let job = unsafe { half.job() };
+                // Release: the mark, for the next holder and the owner's pop.
+                self.taken.store(half.address() as usize, Ordering::Release);
+                Some(job)
+            }
+            None => {
+                self.taken.store(unlocked, Ordering::Release);
+                None
+            }
+        }
+    }
+
+    /// Whether the stack looks empty: no half, or the newest taken. Plain
+    /// loads: exact only after a barrier that pairs with the pushes (the
+    /// sweep before blocking pays a heavy one, sleep.rs). It reads no half,
+    /// which a frame may have left.
+    #[inline]
+    pub(crate) fn is_empty(&self) -> bool {
+        let newest = self.newest.load(Ordering::Acquire);
+        let taken = self.taken.load(Ordering::Acquire);
+        newest.is_null() || newest as usize == taken & !LOCKED
+    }
+
+    /// A searcher asks the owner to share its oldest half, by raising the
+    /// flag the room check reads (`asked`): the owner's next `join` finds
+    /// no room and takes the cold path that answers. A hint: a store of the
+    /// owner's may replace it.
+    #[inline]
+    pub(crate) fn request(&self) {
+        // Read first: many searchers asking keep the line shared.
+        if self.asked.load(Ordering::Relaxed) == NOT_ASKED {
+            self.asked.store(ASKED, Ordering::Relaxed);
+        }
+    }
+
+    /// Owner: whether a searcher asked, clearing the request.
     #[inline]
     pub(crate) fn take_request(&self) -> bool {
-        let own = self.own_room_end.load(Ordering::Relaxed);
-        if self.room_end.load(Ordering::Relaxed) != own {
-            self.room_end.store(own, Ordering::Relaxed);
+        if self.asked.load(Ordering::Relaxed) == ASKED {
+            self.asked.store(NOT_ASKED, Ordering::Relaxed);
             return true;
         }
         false
+    }
+}
+
+/// A taker holds the lock: its walk and stores take nanoseconds, a thief's
+/// heavy barrier microseconds, and it may have been preempted, so after a
+/// few spins the waiter gives its core up.
+fn wait_for_taker() {
+    #[cfg(loom)]
+    loom::thread::yield_now();
+    #[cfg(not(loom))]
+    {
+        std::hint::spin_loop();
+        std::thread::yield_now();
     }
 }
 
@@ -466,22 +536,20 @@ mod tests {
     /// Halves whose data words are the addresses of `marks`' bytes, never
     /// run (real addresses and a real function, so that Miri sees no
     /// pointer made from an integer).
-    struct Halves {
+    struct Marks {
         marks: Vec<u8>,
     }
 
-    impl Halves {
-        fn new() -> Halves {
-            Halves {
-                marks: vec![0; CAPACITY + 2],
-            }
+    impl Marks {
+        fn new() -> Marks {
+            Marks { marks: vec![0; 8] }
         }
 
-        fn half(&self, id: usize) -> JobRef {
-            let data = std::ptr::from_ref(&self.marks[id]).cast_mut().cast::<()>();
+        fn half(&self, id: usize) -> Half {
+            let data = ptr::from_ref(&self.marks[id]).cast_mut().cast::<()>();
             // SAFETY: never run; the tests compare the data word only, and
             // the run word is a function's address.
-            unsafe { JobRef::from_stack_words(data, never_run as *mut ()) }
+            unsafe { Half::new(JobRef::from_stack_words(data, never_run as *mut ()), None) }
         }
 
         fn id_of(&self, job: JobRef) -> usize {
@@ -491,61 +559,55 @@ mod tests {
         }
     }
 
-    #[test]
-    fn a_stack_without_room_refuses_every_push_and_gives_the_half_back() {
-        let halves = Halves::new();
-        let stack = JoinStack::with_limit(0);
-        for id in 1..4 {
-            // SAFETY: this thread is the owner; the data word is a pointer.
-            match unsafe { stack.try_push(halves.half(id)) } {
-                Ok(_) => panic!("a stack of no room took a half"),
-                Err(job) => assert_eq!(halves.id_of(job), id),
-            }
-        }
-        assert!(stack.is_empty());
-        assert!(stack.pop_newest().is_none());
+    fn push(stack: &JoinStack, half: &Half) -> bool {
+        // SAFETY: this thread is the owner, and every half outlives its pop
+        // in these tests.
+        unsafe { stack.push_linked(half) }
     }
 
     #[test]
-    fn a_full_stack_refuses_the_next_push_and_pops_back_in_order() {
-        let halves = Halves::new();
-        let stack = JoinStack::with_limit(CAPACITY);
-        let mut indexes = Vec::new();
-        for id in 1..=CAPACITY {
-            // SAFETY: as above.
-            match unsafe { stack.try_push(halves.half(id)) } {
-                Ok(pushed) => {
-                    assert_eq!(pushed.alone, id == 1);
-                    indexes.push(pushed.index);
-                }
-                Err(_) => panic!("refused with room left"),
-            }
-        }
-        // SAFETY: as above.
-        match unsafe { stack.try_push(halves.half(CAPACITY + 1)) } {
-            Ok(_) => panic!("a full stack took a half"),
-            Err(job) => assert_eq!(halves.id_of(job), CAPACITY + 1),
-        }
-        for index in indexes.into_iter().rev() {
-            assert!(stack.pop(index), "every half comes back unstolen");
-        }
+    fn a_stack_without_halves_never_has_room() {
+        let stack = JoinStack::holding_halves(false);
+        assert!(stack.room().is_none() && stack.room_after_looking().is_none());
+        stack.request();
+        assert!(
+            !stack.take_request(),
+            "nobody may ask a stack without halves"
+        );
         assert!(stack.is_empty());
+        assert!(stack.pop_newest().is_none() && stack.take_oldest().is_none());
     }
 
-    /// A searcher asks by lowering the bound the room check reads: the
+    #[test]
+    fn halves_pop_back_newest_first_and_only_the_first_push_is_alone() {
+        let marks = Marks::new();
+        let stack = JoinStack::holding_halves(true);
+        let halves: Vec<Half> = (1..=4).map(|id| marks.half(id)).collect();
+        for (n, half) in halves.iter().enumerate() {
+            assert_eq!(push(&stack, half), n == 0);
+            assert!(!stack.is_empty());
+        }
+        for half in halves.iter().rev() {
+            assert!(stack.pop(half), "every half comes back unstolen");
+        }
+        assert!(stack.is_empty());
+        assert!(
+            push(&stack, &halves[0]),
+            "an emptied stack's next push is alone"
+        );
+        assert!(stack.pop(&halves[0]));
+    }
+
+    /// A searcher asks by raising the flag the room check reads: the
     /// owner's next push finds no room (so its `join` takes the cold path
-    /// that answers), taking the request puts the owner's bound back, and
-    /// a stack that is merely full does not read as a request.
+    /// that answers), and taking the request gives the room back.
     #[test]
     fn a_request_takes_the_room_away_until_the_owner_takes_it() {
-        let halves = Halves::new();
-        let stack = JoinStack::with_limit(CAPACITY);
+        let marks = Marks::new();
+        let stack = JoinStack::holding_halves(true);
         assert!(!stack.take_request(), "nobody asked yet");
-        for id in 1..=2 {
-            // SAFETY: as above.
-            assert!(unsafe { stack.try_push(halves.half(id)) }.is_ok());
-        }
-        assert!(stack.room().is_some());
+        let (outer, inner) = (marks.half(1), marks.half(2));
+        push(&stack, &outer);
         stack.request();
         stack.request();
         assert!(
@@ -557,48 +619,74 @@ mod tests {
             !stack.take_request(),
             "a request is taken once, however many asked"
         );
-        assert!(
-            stack.room().is_some(),
-            "taking it restores the owner's bound"
-        );
-        // The request did not move the stack: both halves come back.
-        assert!(stack.pop(1) && stack.pop(0));
-        for id in 1..=CAPACITY {
-            // SAFETY: as above.
-            assert!(unsafe { stack.try_push(halves.half(id)) }.is_ok());
-        }
-        assert!(stack.room().is_none() && stack.room_after_looking().is_none());
-        assert!(!stack.take_request(), "a full stack is not a request");
+        assert!(stack.room().is_some(), "taking it restores the room");
+        push(&stack, &inner);
+        assert!(stack.pop(&inner) && stack.pop(&outer));
     }
 
+    /// Shares take from the old end; the frames whose halves were taken
+    /// find them gone, newest first, and the list is empty after the
+    /// oldest one's pop.
     #[test]
-    fn room_taken_from_the_top_comes_back_after_a_look() {
-        let halves = Halves::new();
-        let stack = JoinStack::with_limit(CAPACITY);
-        for id in 1..=CAPACITY {
-            // SAFETY: as above.
-            assert!(unsafe { stack.try_push(halves.half(id)) }.is_ok());
+    fn halves_taken_from_the_old_end_are_gone_for_their_frames() {
+        let marks = Marks::new();
+        let stack = JoinStack::holding_halves(true);
+        let halves: Vec<Half> = (1..=4).map(|id| marks.half(id)).collect();
+        for half in &halves {
+            push(&stack, half);
         }
-        // Two halves leave from the top (as a share does): the quick check
-        // still says no, by the bound it keeps, and a look at `top` finds
-        // room for exactly two more, which go on the ring's freed slots.
         for id in 1..=2 {
-            let taken = stack.take_oldest().expect("the oldest half");
-            assert_eq!(halves.id_of(taken), id);
+            let job = stack.take_oldest().expect("the oldest half");
+            assert_eq!(marks.id_of(job), id);
         }
-        assert!(stack.room().is_none());
-        for id in [0, CAPACITY + 1] {
-            // SAFETY: as above.
-            match unsafe { stack.try_push(halves.half(id)) } {
-                Ok(pushed) => assert!(!pushed.alone),
-                Err(_) => panic!("refused with room left"),
-            }
+        assert!(!stack.is_empty(), "two halves are left");
+        assert!(stack.pop(&halves[3]) && stack.pop(&halves[2]));
+        assert!(stack.is_empty(), "only taken halves are left");
+        assert!(stack.take_oldest().is_none());
+        assert!(!stack.pop(&halves[1]) && !stack.pop(&halves[0]));
+        assert!(stack.is_empty());
+        // A thief's steal of a new half: the same end, the same marks.
+        let again = marks.half(5);
+        assert!(push(&stack, &again), "the list was emptied");
+        match stack.steal() {
+            Steal::Success(job) => assert_eq!(marks.id_of(job), 5),
+            _ => panic!("the only half was not stolen"),
         }
-        assert!(stack.room().is_none() && stack.room_after_looking().is_none());
-        // The newest half is the last pushed, and it comes back.
-        assert_eq!(
-            stack.pop_newest().map(|job| halves.id_of(job)),
-            Some(CAPACITY + 1)
-        );
+        assert!(matches!(stack.steal(), Steal::Empty));
+        assert!(!stack.pop(&again));
+        assert!(stack.is_empty());
+    }
+
+    /// A wait of the owner's takes the newest half; its frame finds it
+    /// gone, and the older half still comes back.
+    #[test]
+    fn a_wait_takes_the_newest_half_and_leaves_the_older_ones() {
+        let marks = Marks::new();
+        let stack = JoinStack::holding_halves(true);
+        let (outer, inner) = (marks.half(1), marks.half(2));
+        push(&stack, &outer);
+        push(&stack, &inner);
+        assert_eq!(stack.pop_newest().map(|job| marks.id_of(job)), Some(2));
+        assert!(!stack.pop(&inner));
+        assert!(stack.pop(&outer));
+        assert!(stack.pop_newest().is_none());
+    }
+
+    /// Before a task suspends it shares every half and forgets the list:
+    /// its frames find their halves gone, and the next task's first push
+    /// is alone on an empty stack.
+    #[test]
+    fn a_suspending_task_leaves_an_empty_list() {
+        let marks = Marks::new();
+        let stack = JoinStack::holding_halves(true);
+        let (outer, inner, next) = (marks.half(1), marks.half(2), marks.half(3));
+        push(&stack, &outer);
+        push(&stack, &inner);
+        while stack.take_oldest().is_some() {}
+        stack.forget_taken();
+        assert!(stack.is_empty());
+        assert!(push(&stack, &next));
+        assert!(stack.pop(&next));
+        assert!(!stack.pop(&inner) && !stack.pop(&outer));
     }
 }

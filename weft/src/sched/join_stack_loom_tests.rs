@@ -1,9 +1,9 @@
 //! loom models of the join stack itself (join_stack.rs): the owner's
-//! fence-free push and pop against a thief's steal, in the symmetric mode
-//! that loom runs (both barriers are SeqCst fences; the asymmetric mode's
-//! argument reduces to it, see barrier.rs). Each half is a distinct stack
-//! job address; the models check that every half is taken exactly once,
-//! including across the ring's wrap-around (capacity 2 under loom).
+//! fence-free push and pop against thieves' locked steals, in the symmetric
+//! mode that loom runs (both barriers are SeqCst fences; the asymmetric
+//! mode's argument reduces to it, see barrier.rs). Each half is a distinct
+//! `Half` in the model's frame; the models check that every half is taken
+//! exactly once, by its frame's pop, a wait of the owner's, or a thief.
 
 use std::sync::Arc;
 
@@ -11,15 +11,16 @@ use loom::thread;
 
 use crate::sched::deque::Steal;
 use crate::sched::job::JobRef;
-use crate::sched::join_stack::JoinStack;
+use crate::sched::join_stack::{Half, JoinStack};
 
-/// A stand-in half: `JobRef`'s two words, rebuilt from a marker address.
+/// A stand-in half: `JobRef`'s two words, built from a marker address.
 /// Never run: the models only count who took which.
-fn half(id: usize) -> JobRef {
+fn half(id: usize) -> Half {
     let data = id as *mut ();
     // SAFETY: rebuilt from words that are never run (the models compare the
-    // data word only), so the function word may be any pointer.
-    unsafe { JobRef::from_stack_words(data, data) }
+    // data word only), so the function word may be any pointer; each half
+    // is taken once, as the models check.
+    unsafe { Half::new(JobRef::from_stack_words(data, data), None) }
 }
 
 fn id_of(job: JobRef) -> usize {
@@ -28,13 +29,11 @@ fn id_of(job: JobRef) -> usize {
     data as usize
 }
 
-fn push(stack: &JoinStack, id: usize) -> usize {
-    // SAFETY: the model's thread is the stack's only owner, and the half's
-    // data word is a pointer (see `half`).
-    match unsafe { stack.try_push(half(id)) } {
-        Ok(pushed) => pushed.index,
-        Err(_) => panic!("the models stay within capacity"),
-    }
+/// The owner's push, its room settled as `join`'s cold path would.
+fn push(stack: &JoinStack, half: &Half) {
+    // SAFETY: the model's thread is the stack's only owner, and each half
+    // outlives the thieves (they are joined before the halves drop).
+    unsafe { stack.push_linked(half) };
 }
 
 fn steal_until_settled(stack: &JoinStack) -> Option<usize> {
@@ -47,16 +46,23 @@ fn steal_until_settled(stack: &JoinStack) -> Option<usize> {
     }
 }
 
+/// Sorted, for comparing who took what.
+fn sorted(mut ids: Vec<usize>) -> Vec<usize> {
+    ids.sort_unstable();
+    ids
+}
+
 #[test]
 fn the_last_half_goes_to_exactly_one_of_owner_and_thief() {
     loom::model(|| {
         let stack = Arc::new(JoinStack::new());
-        let index = push(&stack, 1);
+        let only = half(1);
+        push(&stack, &only);
         let thief = {
             let stack = Arc::clone(&stack);
             thread::spawn(move || steal_until_settled(&stack))
         };
-        let owner_kept = stack.pop(index);
+        let owner_kept = stack.pop(&only);
         let stolen = thief.join().unwrap();
         assert!(
             owner_kept != stolen.is_some(),
@@ -67,9 +73,10 @@ fn the_last_half_goes_to_exactly_one_of_owner_and_thief() {
 }
 
 #[test]
-fn nested_halves_are_taken_once_each_across_the_wrap() {
-    // The owner pushes two nested halves, pops them back innermost first,
-    // then pushes a third into a reused slot; a thief steals concurrently.
+fn nested_halves_are_taken_once_each_and_the_list_empties() {
+    // The owner pushes two nested halves and pops them back innermost
+    // first, then pushes a third onto whatever the pops left; a thief
+    // steals twice meanwhile.
     loom::model(|| {
         let stack = Arc::new(JoinStack::new());
         let thief = {
@@ -81,44 +88,47 @@ fn nested_halves_are_taken_once_each_across_the_wrap() {
             })
         };
         let mut kept = Vec::new();
-        let outer = push(&stack, 1);
-        let inner = push(&stack, 2);
-        if stack.pop(inner) {
+        let (outer, inner, again) = (half(1), half(2), half(3));
+        push(&stack, &outer);
+        push(&stack, &inner);
+        if stack.pop(&inner) {
             kept.push(2);
         }
-        if stack.pop(outer) {
+        if stack.pop(&outer) {
             kept.push(1);
         }
-        let again = push(&stack, 3);
-        if stack.pop(again) {
+        push(&stack, &again);
+        if stack.pop(&again) {
             kept.push(3);
         }
         let stolen = thief.join().unwrap();
-        let mut all: Vec<usize> = kept
-            .into_iter()
-            .chain(stolen.into_iter().flatten())
-            .collect();
-        all.sort_unstable();
+        let all = sorted(
+            kept.into_iter()
+                .chain(stolen.into_iter().flatten())
+                .collect(),
+        );
         // Each half by exactly one of them: none twice, none lost.
         assert_eq!(all, [1, 2, 3]);
+        assert!(stack.is_empty());
     });
 }
 
 #[test]
-fn a_wait_of_the_owner_and_a_share_take_from_opposite_ends() {
-    // The owner's own wait pops the newest half while a thief steals the
+fn a_wait_of_the_owner_and_a_thief_take_from_opposite_ends() {
+    // The owner's own wait takes the newest half while a thief steals the
     // oldest; the frame that pushed the newest then sees it taken.
     loom::model(|| {
         let stack = Arc::new(JoinStack::new());
-        let outer = push(&stack, 1);
-        let inner = push(&stack, 2);
+        let (outer, inner) = (half(1), half(2));
+        push(&stack, &outer);
+        push(&stack, &inner);
         let thief = {
             let stack = Arc::clone(&stack);
             thread::spawn(move || steal_until_settled(&stack))
         };
         let ran_by_wait = stack.pop_newest().map(id_of);
-        let inner_back = stack.pop(inner);
-        let outer_back = stack.pop(outer);
+        let inner_back = stack.pop(&inner);
+        let outer_back = stack.pop(&outer);
         let stolen = thief.join().unwrap();
         let mut taken: Vec<usize> = ran_by_wait.into_iter().chain(stolen).collect();
         if inner_back {
@@ -127,7 +137,34 @@ fn a_wait_of_the_owner_and_a_share_take_from_opposite_ends() {
         if outer_back {
             taken.push(1);
         }
-        taken.sort_unstable();
-        assert_eq!(taken, [1, 2], "each half taken once");
+        assert_eq!(sorted(taken), [1, 2], "each half taken once");
+    });
+}
+
+#[test]
+fn a_thief_and_a_share_take_each_half_once() {
+    // A thief steals while the owner shares its oldest half and pops the
+    // rest back: the lock orders the two takers, and every half goes to
+    // exactly one of them. (Two thieves as well took loom past ten
+    // minutes at two preemptions.)
+    loom::model(|| {
+        let stack = Arc::new(JoinStack::new());
+        let (outer, inner) = (half(1), half(2));
+        push(&stack, &outer);
+        push(&stack, &inner);
+        let thief = {
+            let stack = Arc::clone(&stack);
+            thread::spawn(move || steal_until_settled(&stack))
+        };
+        let mut taken: Vec<usize> = stack.take_oldest().map(id_of).into_iter().collect();
+        if stack.pop(&inner) {
+            taken.push(2);
+        }
+        if stack.pop(&outer) {
+            taken.push(1);
+        }
+        taken.extend(thief.join().unwrap());
+        assert_eq!(sorted(taken), [1, 2], "each half taken once");
+        assert!(stack.is_empty());
     });
 }

@@ -3,8 +3,7 @@
 //! for or, between a loop's chunks, unasked (`offer_work`).
 
 use crate::sched::barrier;
-use crate::sched::job::JobRef;
-use crate::sched::join_stack::{JoinStack, Room};
+use crate::sched::join_stack::{Half, JoinStack, Room};
 
 use super::*;
 
@@ -16,9 +15,10 @@ impl WorkerThread {
         unsafe { &*self.join_stack }
     }
 
-    /// Whether this seat's join stack takes another half, and where
-    /// ([`push_join`]), by the bound its owner keeps: `None` asks
-    /// [`join_room_after_looking`](WorkerThread::join_room_after_looking).
+    /// Whether this seat's join stack takes another half ([`push_join`]):
+    /// `None` when a searcher asked or the stack holds no halves, which
+    /// [`join_room_after_looking`](WorkerThread::join_room_after_looking)
+    /// settles.
     ///
     /// [`push_join`]: WorkerThread::push_join
     #[inline(always)]
@@ -26,12 +26,11 @@ impl WorkerThread {
         self.join_stack().room()
     }
 
-    /// [`join_room`](WorkerThread::join_room) settled by a look at the
-    /// stack's `top`: `None` when the stack is full (or holds no halves at
-    /// all: join_stack.rs), where `join` leaves its half on the local queue.
-    /// A searcher's request lowers the bound that `join_room` reads, so it
-    /// is answered here, before the look: the oldest half goes to the local
-    /// queue (`share_oldest_half`), and the look then counts its slot free.
+    /// [`join_room`](WorkerThread::join_room) when it said no: a searcher's
+    /// request takes the room away, so it is answered here: the oldest half
+    /// goes to the local queue (`share_oldest_half`). `None` when the stack
+    /// holds no halves at all (join_stack.rs), where `join` leaves its half
+    /// on the local queue.
     #[cold]
     pub(crate) fn join_room_after_looking(&self) -> Option<Room> {
         let stack = self.join_stack();
@@ -41,53 +40,46 @@ impl WorkerThread {
         stack.room_after_looking()
     }
 
-    /// Leaves `join`'s second half on this seat's join stack (join_stack.rs)
-    /// where `room` says, and returns its index: [`pop_join`] then says
-    /// whether it came back. With `outermost_to_queue`, a half that finds
-    /// this seat's join stack and local queue empty moves on to the local
-    /// queue at once if a thief may come for it (`thieves_may_come`), and
-    /// [`pop_join`] then says it did not come back (fork.rs, `Place`).
+    /// Leaves `join`'s second half on this seat's join stack (join_stack.rs);
+    /// [`pop_join`] then says whether it came back. With
+    /// `outermost_to_queue`, a half that finds this seat's join stack and
+    /// local queue empty moves on to the local queue at once if a thief may
+    /// come for it (`thieves_may_come`), and [`pop_join`] then says it did
+    /// not come back (fork.rs, `Place`).
     ///
     /// # Safety
-    /// `job` must come from `StackJob::as_job_ref`, with that contract, and
-    /// `room` from [`join_room`](WorkerThread::join_room) or
-    /// [`join_room_after_looking`](WorkerThread::join_room_after_looking)
-    /// with nothing pushed onto or taken from the join stack by this thread
-    /// since.
+    /// As for `JoinStack::push`: `half` stays where it is until
+    /// [`pop_join`] returns for it, and `room` came from
+    /// [`join_room`](WorkerThread::join_room) or
+    /// [`join_room_after_looking`](WorkerThread::join_room_after_looking).
     ///
     /// [`pop_join`]: WorkerThread::pop_join
     #[inline(always)]
-    pub(crate) unsafe fn push_join(
-        &self,
-        room: Room,
-        job: JobRef,
-        outermost_to_queue: bool,
-    ) -> usize {
+    pub(crate) unsafe fn push_join(&self, room: Room, half: &Half, outermost_to_queue: bool) {
         let stack = self.join_stack();
         // SAFETY: forwarded from this function's contract; this is the
         // seat's thread, the stack's owner.
-        let pushed = unsafe { stack.push(room, job) };
+        let alone = unsafe { stack.push(room, half) };
         // A push onto a stack that holds older halves is covered by the
         // notify of the push that made it non-empty (sleep.rs, rule
         // covered-stack).
-        if pushed.alone {
+        if alone {
             self.first_half_pushed(outermost_to_queue);
         }
-        // A searcher's request is not looked at here: it lowers the room
-        // bound, so the `join` that meets it comes through
+        // A searcher's request is not looked at here: it takes the room
+        // away, so the `join` that meets it comes through
         // `join_room_after_looking`, which answers it.
-        pushed.index
     }
 
-    /// Takes back the half the caller pushed at `index` with [`push_join`].
+    /// Takes back `half`, which the caller pushed with [`push_join`].
     /// Returns false if it was taken: stolen, run by a wait of this
     /// worker's, or shared onto the local queue (where
     /// [`WorkerThread::pop`] may still find it).
     ///
     /// [`push_join`]: WorkerThread::push_join
     #[inline(always)]
-    pub(crate) fn pop_join(&self, index: usize) -> bool {
-        self.join_stack().pop(index)
+    pub(crate) fn pop_join(&self, half: &Half) -> bool {
+        self.join_stack().pop(half)
     }
 
     /// A point where the running task can give work away (a parallel loop

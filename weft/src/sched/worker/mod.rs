@@ -237,6 +237,7 @@ impl WorkerThread {
         while let Some(job) = stack.take_oldest() {
             self.publish(&self.local, job);
         }
+        stack.forget_taken();
         WorkerCounters::add(&self.stats().suspensions, 1);
         self.polling.replace(false)
     }
