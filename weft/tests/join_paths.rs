@@ -4,10 +4,10 @@
 //! popped back by its owner and run inline, shared onto the owner's local
 //! queue at the owner's next `join` when an idle worker asks, stolen by force
 //! when the owner does not join again, run by a wait of the owner's (newest
-//! first), or, when the join stack is full, spilled to the local queue. These
+//! first), or taken with every other half before its task suspends. These
 //! tests drive each path and check behaviour only: overlap (a long first half
-//! never holds its second half back), progress on one worker, depth past the
-//! join stack's capacity, exactly-once under many more workers than cores,
+//! never holds its second half back), progress on one worker, nesting a
+//! thousand joins deep, exactly-once under many more workers than cores,
 //! panics, `join_context`'s `migrated`, and the steal counters.
 //!
 //! Nothing here asserts a duration. Where a test needs something to happen,
@@ -129,13 +129,14 @@ fn second_half_is_forced_out_of_a_first_half_that_never_joins() {
     assert_eq!(pool.install(|| fib(15)), fib_serial(15));
 }
 
-/// The same, repeated past the join stack's capacity: indexes on the stack
-/// move on by one per half taken from the top, so the ring wraps around.
-/// Rounds alternate between the forced path (a never joins) and the shared
+/// The same, 600 times over: each half taken from the old end is marked,
+/// its frame's pop finds it so and empties the list, and the next round's
+/// halves start on an empty stack (join_stack.rs, invariant 3). Rounds
+/// alternate between the forced path (a never joins) and the shared
 /// path (a keeps joining), and every other round leaves an older half below
 /// `b`, which a thief takes first.
 #[test]
-fn halves_taken_from_the_top_wrap_the_join_stack_around() {
+fn halves_taken_from_the_old_end_round_after_round() {
     let pool = pool(2);
     for round in 0..600usize {
         let b_started = AtomicBool::new(false);
@@ -338,7 +339,7 @@ fn two_workers_first_half_waits_on_its_second_half() {
 }
 
 // ---------------------------------------------------------------------------
-// 3. Nesting deeper than the join stack holds (256): the rest spills.
+// 3. Deep nesting: the join stack links its halves through their frames.
 
 fn deep(n: usize) -> usize {
     if n == 0 {
@@ -372,8 +373,10 @@ fn big_stack_pool(workers: usize) -> Pool {
         .expect("pool")
 }
 
+/// A thousand joins deep: the join stack links its halves through their
+/// frames and has no capacity to spill past.
 #[test]
-fn nesting_past_the_join_stack_capacity() {
+fn nesting_a_thousand_joins_deep() {
     for workers in [1, 2, 8] {
         let pool = big_stack_pool(workers);
         for _ in 0..3 {
@@ -386,10 +389,10 @@ fn nesting_past_the_join_stack_capacity() {
 }
 
 #[test]
-fn one_worker_waits_at_the_bottom_of_a_spilled_stack() {
-    // 600 nested joins (past the join stack's 256), and the deepest first
-    // half waits for the outermost second half: the wait must dig through
-    // the join stack and the spilled halves on the local queue to find it.
+fn one_worker_waits_at_the_bottom_of_a_deep_stack() {
+    // 600 nested joins, and the deepest first half waits for the outermost
+    // second half: the wait must dig through every half above it (newest
+    // first, or all at once as its task suspends) to find it.
     fn down(n: usize, wg: &WaitGroup, leaves: &AtomicUsize) {
         if n == 0 {
             wg.wait();
@@ -454,6 +457,45 @@ fn every_half_of_a_join_tree_runs_exactly_once() {
         for round in 1..=2 {
             pool.install(|| tree(0..LEAVES, &runs, &total));
             assert_eq!(total.load(SeqCst), LEAVES * round, "{workers} workers");
+            for (leaf, count) in runs.iter().enumerate() {
+                assert_eq!(count.load(SeqCst), round, "leaf {leaf}, {workers} workers");
+            }
+        }
+    }
+}
+
+/// Leaves that run past the time a searcher asks before it steals, so that
+/// halves are taken by force from stacks many joins deep while their
+/// owners pop, on many more workers than cores: each leaf still runs once.
+/// A forced steal walks the owner's frames under the stack's lock, and a
+/// pop that meets it waits (join_stack.rs, invariant 1).
+#[test]
+#[cfg_attr(
+    miri,
+    ignore = "leaves spin for tens of microseconds: covered natively"
+)]
+fn halves_forced_from_deep_stacks_run_once_on_many_more_workers_than_cores() {
+    fn tree(range: std::ops::Range<usize>, runs: &[AtomicUsize]) {
+        if range.len() == 1 {
+            let until = std::time::Instant::now() + std::time::Duration::from_micros(40);
+            while std::time::Instant::now() < until {
+                std::hint::spin_loop();
+            }
+            runs[range.start].fetch_add(1, SeqCst);
+            return;
+        }
+        let mid = range.start + range.len() / 2;
+        weft::join(
+            || tree(range.start..mid, runs),
+            || tree(mid..range.end, runs),
+        );
+    }
+    const LEAVES: usize = 1 << 9;
+    for workers in [64, 256] {
+        let pool = pool(workers);
+        let runs: Vec<AtomicUsize> = (0..LEAVES).map(|_| AtomicUsize::new(0)).collect();
+        for round in 1..=3 {
+            pool.install(|| tree(0..LEAVES, &runs));
             for (leaf, count) in runs.iter().enumerate() {
                 assert_eq!(count.load(SeqCst), round, "leaf {leaf}, {workers} workers");
             }

@@ -90,10 +90,10 @@ where
     }
 }
 
-/// [`join_on`] when the join stack's quick room check said no (its bound
-/// needs a look at `top`: join_stack.rs, `room_after_looking`), or `b`
-/// goes to the local queue: a parallel loop of few items
-/// (`Place::LocalQueue`), or a join stack without room.
+/// [`join_on`] when the join stack's quick room check said no (a searcher
+/// asked: join_stack.rs, `room_after_looking`), or `b` goes to the local
+/// queue: a parallel loop of few items (`Place::LocalQueue`), or a join
+/// stack that holds no halves.
 #[cold]
 #[inline(never)]
 fn join_without_quick_room<A, B, RA, RB>(
@@ -168,8 +168,9 @@ where
         // made it non-empty emptied it (worker/join_owner.rs,
         // `first_half_pushed`; future/spawn.rs, `schedule`).
         true if worker.pop_join(&half) => true,
-        // Taken from the join stack, or never on it (a full stack put it
-        // on the local queue): it may still be on the local queue.
+        // Taken from the join stack, or never on it (a stack that holds no
+        // halves put it on the local queue): it may still be on the local
+        // queue.
         _ => reclaim_or_wait(worker, &job_b),
     };
     match result_a {

@@ -43,8 +43,9 @@
 //! the taken halves on the list are its oldest ones, each marked (its
 //! `taken` flag); `taken` holds the newest of them, or null, and a lock bit.
 //! Every change to `taken` and to the marks is made under that lock, by a
-//! thief ([`steal`]) or by the owner ([`take_oldest`], [`pop_newest`], and
-//! a pop that finds its half taken); the owner's push and pop never take it.
+//! thief ([`steal`]) or by the owner ([`take_oldest`], [`pop_newest`],
+//! [`take_all`], and a pop that finds its half taken), and so is every
+//! store of `newest` but the owner's push and pop, which never take it.
 //!
 //! 1. **A half is taken at most once, and a thief touches only live
 //!    frames.** A taker walks from `newest` along `older` to the oldest
@@ -57,10 +58,13 @@
 //!    owner's read of `taken` sees the lock (or, once the thief is done,
 //!    what the thief marked), and the owner waits for the lock to go before
 //!    it decides, so a frame the thief can reach does not return while the
-//!    thief holds the lock. Every half the walk reaches is `newest` or older
-//!    than a half the walk reached, hence a frame the owner is still inside
-//!    (the owner's frames are nested), or the first marked one, which
-//!    encloses the one before it. Of the halves a taker leaves unmarked,
+//!    thief holds the lock. A pop that finds `newest` is not its half
+//!    returns without a look: its half left the list under the lock (a
+//!    wait took it, or a pop emptied the list), after which no walk starts
+//!    in it or passes through it. Every half the walk reaches is `newest`
+//!    or older than a half the walk reached, hence a frame the owner is
+//!    still inside (the owner's frames are nested), or the first marked
+//!    one, which encloses the one before it. Of the halves a taker leaves unmarked,
 //!    the owner's pop keeps its own; a marked one its frame finds taken.
 //!    (In the symmetric mode the barrier pair is two SeqCst fences.)
 //! 2. **A half pushed is seen by the thieves, and intact.** A half's words
@@ -86,7 +90,12 @@
 //!    (a wait of its own took it and left `newest` below it, or a thief or
 //!    a share did, and the pop of a newer taken half emptied the list).
 //!    A pop that finds its half marked finds every older half marked too,
-//!    so it empties the list (`newest` and `taken` null) for the next one.
+//!    so it empties the list (`newest` and `taken` null, under the lock)
+//!    for the next one (until then `newest` is the marked half below its
+//!    own, which takers note with each take, `taken_below`, so that the
+//!    stack does not look non-empty to searchers meanwhile), and so does
+//!    a task before it suspends, once it has shared every half
+//!    ([`take_all`]): the next fiber's halves link to none of its frames.
 //! 4. **Every push is made known to idle workers.** The push that makes the
 //!    stack non-empty is followed by the protocol's notify (or by a share
 //!    of that half, which notifies: `join`'s outermost half); later pushes
@@ -99,7 +108,9 @@
 //!
 //! The lock is a spin lock held for a walk and a few stores, and for a
 //! thief's heavy barrier; the owner waits for it only on a pop that meets
-//! a taker at work on its stack, or in its own cold paths. A walk reads
+//! a taker at work on its stack, and before its task suspends. A share
+//! or a wait's take that finds it held takes nothing (the taker is taking
+//! the oldest half already; the wait looks again), and a thief retries. A walk reads
 //! one word per unmarked half: the depth of the recursion, which rarely
 //! passes 64 in divide and conquer, and a share or steal takes a half
 //! that is worth far more than that.
@@ -112,12 +123,14 @@
 //! [`steal`]: JoinStack::steal
 //! [`take_oldest`]: JoinStack::take_oldest
 //! [`pop_newest`]: JoinStack::pop_newest
+//! [`take_all`]: JoinStack::take_all
 
+use std::cell::Cell;
 use std::ptr;
 
 use crossbeam_utils::CachePadded;
 
-use crate::facade::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
+use crate::facade::{AtomicPtr, AtomicUsize, Ordering};
 use crate::sched::barrier;
 use crate::sched::deque::Steal;
 use crate::sched::job::JobRef;
@@ -138,11 +151,16 @@ pub(crate) struct Half {
     /// The job's words, written once by [`Half::new`].
     data: *mut (),
     run: *mut (),
-    /// The half that was newest when this one was pushed, or null. Written
-    /// by the push, before the half is published.
-    older: AtomicPtr<Half>,
-    /// Marked by whoever takes the half from the old end, under the lock.
-    taken: AtomicBool,
+    /// The half that was newest when this one was pushed, or null. Set
+    /// when the half is made, before it is published; read by the owner
+    /// and, after the Acquire of `newest` and under the lock, by takers.
+    /// Plain memory, not atomics: no two threads touch it unordered
+    /// (invariants 1 and 2), which Miri's race detector checks, and loom
+    /// explores no needless interleavings of it.
+    older: Cell<*mut Half>,
+    /// Marked by whoever takes the half from the old end, and read, only
+    /// under the lock.
+    taken: Cell<bool>,
 }
 
 impl Half {
@@ -161,8 +179,8 @@ impl Half {
         Half {
             data,
             run,
-            older: AtomicPtr::new(room.map_or(ptr::null_mut(), |room| room.older)),
-            taken: AtomicBool::new(false),
+            older: Cell::new(room.map_or(ptr::null_mut(), |room| room.older)),
+            taken: Cell::new(false),
         }
     }
 
@@ -187,6 +205,13 @@ pub(crate) struct JoinStack {
     /// The newest half taken from the old end (null when none is on the
     /// list), with [`LOCKED`] while a taker holds the lock.
     taken: CachePadded<AtomicUsize>,
+    /// The link of the newest taken half (the half below it, marked or
+    /// null), set with it under the lock, for [`is_empty`]: a pop that finds
+    /// its half taken has put it in `newest` for a moment before it empties
+    /// the list, and the list then holds nothing to take.
+    ///
+    /// [`is_empty`]: JoinStack::is_empty
+    taken_below: AtomicPtr<Half>,
     /// What the room check reads: [`NOT_ASKED`], [`ASKED`] by a searcher
     /// ([`request`](JoinStack::request)), or [`NO_HALVES`] where the
     /// owner's light fence pairs with nothing
@@ -225,6 +250,7 @@ impl JoinStack {
         JoinStack {
             newest: CachePadded::new(AtomicPtr::new(ptr::null_mut())),
             taken: CachePadded::new(AtomicUsize::new(0)),
+            taken_below: AtomicPtr::new(ptr::null_mut()),
             asked: AtomicUsize::new(if holds { NOT_ASKED } else { NO_HALVES }),
         }
     }
@@ -261,7 +287,7 @@ impl JoinStack {
     ///
     /// # Safety
     /// Only the seat's owner may call `push`, `pop`, `pop_newest`,
-    /// `take_oldest` and `forget_taken`; `room` came from
+    /// `take_oldest` and `take_all`; `room` came from
     /// [`room`](JoinStack::room) or
     /// [`room_after_looking`](JoinStack::room_after_looking); and `half`
     /// stays where it is, unmoved and not dropped, until [`pop`] returns for
@@ -294,7 +320,7 @@ impl JoinStack {
             .room()
             .or_else(|| self.room_after_looking())
             .expect("a stack that holds halves");
-        half.older.store(room.older, Ordering::Relaxed);
+        half.older.set(room.older);
         // SAFETY: forwarded; `half.older` is `room.older` now.
         unsafe { self.push(room, half) }
     }
@@ -314,8 +340,7 @@ impl JoinStack {
             return false;
         }
         // Release, as every store of `newest` (invariant 2).
-        self.newest
-            .store(half.older.load(Ordering::Relaxed), Ordering::Release);
+        self.newest.store(half.older.get(), Ordering::Release);
         // The owner's half of the asymmetric pairing of invariant 1.
         barrier::light();
         // Relaxed: compared only; a thief's marks are read after the
@@ -330,7 +355,9 @@ impl JoinStack {
     /// [`pop`](JoinStack::pop) when `taken` was locked or held this half:
     /// waits for the lock to go, then the half is the owner's unless it is
     /// the newest taken. If it is, every older half was taken too and the
-    /// list is emptied (invariant 3).
+    /// list is emptied (invariant 3). It waits even when the half below is
+    /// unmarked, so that the half is surely the owner's: the taker may be
+    /// walking through this frame (invariant 1).
     #[cold]
     #[inline(never)]
     fn settle_pop(&self, own: *mut Half) -> bool {
@@ -344,12 +371,19 @@ impl JoinStack {
             if taken != own as usize {
                 return true;
             }
+            // Emptied under the lock: `newest` is the marked half below this
+            // one now, and a thief that saw it there may walk into it only
+            // while holding the lock, which this frame's pop and its
+            // callers' (whose halves are marked too, and which return
+            // without a look once `newest` is not theirs) wait for.
             if self
                 .taken
-                .compare_exchange(taken, 0, Ordering::Acquire, Ordering::Relaxed)
+                .compare_exchange(taken, taken | LOCKED, Ordering::Acquire, Ordering::Relaxed)
                 .is_ok()
             {
                 self.newest.store(ptr::null_mut(), Ordering::Release);
+                self.taken_below.store(ptr::null_mut(), Ordering::Relaxed);
+                self.taken.store(0, Ordering::Release);
                 return false;
             }
         }
@@ -359,18 +393,17 @@ impl JoinStack {
     /// runs queued work (worker/own_queues.rs, `find_own_work`). The frame
     /// that pushed it then finds it gone (`pop`).
     pub(crate) fn pop_newest(&self) -> Option<JobRef> {
-        // Relaxed: the owner's own variable.
-        if self.newest.load(Ordering::Relaxed).is_null() {
+        if self.is_empty() {
             return None;
         }
-        let unlocked = self.lock();
+        // A taker at work: the wait looks again later.
+        let unlocked = self.try_lock()?;
         let newest = self.newest.load(Ordering::Relaxed);
         // SAFETY: the owner's own newest half, in a frame it is inside.
         let job = unsafe { newest.as_ref() }
-            .filter(|half| !half.taken.load(Ordering::Relaxed))
+            .filter(|half| !half.taken.get())
             .map(|half| {
-                self.newest
-                    .store(half.older.load(Ordering::Relaxed), Ordering::Release);
+                self.newest.store(half.older.get(), Ordering::Release);
                 // SAFETY: unmarked and unlinked under the lock: taken here,
                 // once.
                 unsafe { half.job() }
@@ -380,44 +413,50 @@ impl JoinStack {
     }
 
     /// Owner only: takes the oldest half, to share it (worker/join_owner.rs).
+    /// `None` also while a taker holds the lock: it is taking the oldest
+    /// half itself.
     pub(crate) fn take_oldest(&self) -> Option<JobRef> {
         if self.is_empty() {
             return None;
         }
-        let unlocked = self.lock();
+        let unlocked = self.try_lock()?;
         self.take_oldest_locked(unlocked)
     }
 
-    /// Owner only, before its task suspends, after it took every half
-    /// (worker/mod.rs, `before_suspend`): empties the list, so that the
-    /// next fiber's halves do not link to this one's frames. The frames of
-    /// the suspended task then find their halves taken.
-    pub(crate) fn forget_taken(&self) {
+    /// Owner only, before its task suspends (worker/mod.rs,
+    /// `before_suspend`): takes every half, oldest first, for `each`, and
+    /// empties the list, so that the next fiber's halves do not link to
+    /// this one's frames. The frames of the suspended task then find their
+    /// halves taken.
+    pub(crate) fn take_all(&self, mut each: impl FnMut(JobRef)) {
         let _unlocked = self.lock();
+        // One walk, not one a half: a task may suspend a thousand joins deep.
+        let mut unmarked = Vec::new();
+        let mut walk = self.newest.load(Ordering::Relaxed);
+        // SAFETY: the owner's own frames, which it is inside.
+        while let Some(half) = unsafe { walk.as_ref() } {
+            if half.taken.get() {
+                break;
+            }
+            unmarked.push(half);
+            walk = half.older.get();
+        }
+        for half in unmarked.into_iter().rev() {
+            half.taken.set(true);
+            // SAFETY: marked under the lock: taken here, once.
+            each(unsafe { half.job() });
+        }
         self.newest.store(ptr::null_mut(), Ordering::Release);
+        self.taken_below.store(ptr::null_mut(), Ordering::Relaxed);
         self.taken.store(0, Ordering::Release);
     }
 
     /// Anyone: takes the oldest half, paying the heavy barrier that lets the
     /// owner's pop go without a fence (invariant 1).
     pub(crate) fn steal(&self) -> Steal<JobRef> {
-        let unlocked = self.taken.load(Ordering::Relaxed);
-        if unlocked & LOCKED != 0 {
+        let Some(unlocked) = self.try_lock() else {
             return Steal::Retry;
-        }
-        // Acquire: the marks and links the last holder left.
-        if self
-            .taken
-            .compare_exchange(
-                unlocked,
-                unlocked | LOCKED,
-                Ordering::Acquire,
-                Ordering::Relaxed,
-            )
-            .is_err()
-        {
-            return Steal::Retry;
-        }
+        };
         barrier::heavy();
         match self.take_oldest_locked(unlocked) {
             Some(job) => Steal::Success(job),
@@ -425,22 +464,34 @@ impl JoinStack {
         }
     }
 
+    /// Takes the lock if nobody holds it; returns `taken` as it was,
+    /// unlocked. Acquire: the marks and links the last holder left.
+    /// On failure it gives the holder a moment (a spin hint; under loom a
+    /// yield, since every caller comes back for the lock: a thief's search
+    /// retries a sweep that met a held lock, and a wait looks again).
+    fn try_lock(&self) -> Option<usize> {
+        let unlocked = self.taken.load(Ordering::Relaxed);
+        let locked = unlocked & LOCKED == 0
+            && self
+                .taken
+                .compare_exchange(
+                    unlocked,
+                    unlocked | LOCKED,
+                    Ordering::Acquire,
+                    Ordering::Relaxed,
+                )
+                .is_ok();
+        if !locked {
+            spin_hint();
+        }
+        locked.then_some(unlocked)
+    }
+
     /// Spins until the caller holds the lock; returns `taken` as it was,
     /// unlocked.
     fn lock(&self) -> usize {
         loop {
-            let unlocked = self.taken.load(Ordering::Relaxed);
-            if unlocked & LOCKED == 0
-                && self
-                    .taken
-                    .compare_exchange(
-                        unlocked,
-                        unlocked | LOCKED,
-                        Ordering::Acquire,
-                        Ordering::Relaxed,
-                    )
-                    .is_ok()
-            {
+            if let Some(unlocked) = self.try_lock() {
                 return unlocked;
             }
             wait_for_taker();
@@ -457,17 +508,18 @@ impl JoinStack {
         // SAFETY: every half the walk reaches is in a live frame
         // (invariant 1) and was published before `newest` was read.
         while let Some(half) = unsafe { walk.as_ref() } {
-            if half.taken.load(Ordering::Relaxed) {
+            if half.taken.get() {
                 break;
             }
             oldest = Some(half);
-            walk = half.older.load(Ordering::Relaxed);
+            walk = half.older.get();
         }
         match oldest {
             Some(half) => {
-                half.taken.store(true, Ordering::Relaxed);
+                half.taken.set(true);
                 // SAFETY: marked under the lock: taken here, once.
                 let job = unsafe { half.job() };
+                self.taken_below.store(half.older.get(), Ordering::Relaxed);
                 // Release: the mark, for the next holder and the owner's pop.
                 self.taken.store(half.address() as usize, Ordering::Release);
                 Some(job)
@@ -479,15 +531,17 @@ impl JoinStack {
         }
     }
 
-    /// Whether the stack looks empty: no half, or the newest taken. Plain
+    /// Whether the stack looks empty: no half, the newest taken, or the
+    /// half below it (a pop of a taken half, before it empties the list). Plain
     /// loads: exact only after a barrier that pairs with the pushes (the
     /// sweep before blocking pays a heavy one, sleep.rs). It reads no half,
     /// which a frame may have left.
     #[inline]
     pub(crate) fn is_empty(&self) -> bool {
         let newest = self.newest.load(Ordering::Acquire);
-        let taken = self.taken.load(Ordering::Acquire);
-        newest.is_null() || newest as usize == taken & !LOCKED
+        let taken = self.taken.load(Ordering::Acquire) & !LOCKED;
+        let below = self.taken_below.load(Ordering::Acquire);
+        newest.is_null() || newest as usize == taken || (taken != 0 && newest == below)
     }
 
     /// A searcher asks the owner to share its oldest half, by raising the
@@ -514,16 +568,22 @@ impl JoinStack {
 }
 
 /// A taker holds the lock: its walk and stores take nanoseconds, a thief's
-/// heavy barrier microseconds, and it may have been preempted, so after a
-/// few spins the waiter gives its core up.
+/// heavy barrier microseconds, and it may have been preempted, so the
+/// waiter gives its core up between looks.
 fn wait_for_taker() {
     #[cfg(loom)]
     loom::thread::yield_now();
     #[cfg(not(loom))]
-    {
-        std::hint::spin_loop();
-        std::thread::yield_now();
-    }
+    std::thread::yield_now();
+}
+
+/// A failed attempt at the lock: a pause, under loom a yield (loom needs
+/// every spin to yield, or it explores the spinner alone forever).
+fn spin_hint() {
+    #[cfg(loom)]
+    loom::thread::yield_now();
+    #[cfg(not(loom))]
+    std::hint::spin_loop();
 }
 
 #[cfg(all(test, not(loom)))]
@@ -682,8 +742,9 @@ mod tests {
         let (outer, inner, next) = (marks.half(1), marks.half(2), marks.half(3));
         push(&stack, &outer);
         push(&stack, &inner);
-        while stack.take_oldest().is_some() {}
-        stack.forget_taken();
+        let mut shared = Vec::new();
+        stack.take_all(|job| shared.push(marks.id_of(job)));
+        assert_eq!(shared, [1, 2], "oldest first");
         assert!(stack.is_empty());
         assert!(push(&stack, &next));
         assert!(stack.pop(&next));

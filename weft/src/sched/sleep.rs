@@ -150,11 +150,11 @@
 //!
 //! The one race: a take from the top landing while the owner pushes, so
 //! that the stack the owner saw as non-empty is empty and its new half
-//! was never made visible. The owner reads `top` after its push, behind
+//! was never made visible. The owner reads `taken` after its push, behind
 //! a compiler fence ([`light`]), and a push that finds the stack empty
 //! then notifies (or shares, which notifies). A share is the owner's own
 //! take. A forced steal pays a process-wide barrier ([`heavy`]) after its
-//! CAS, then looks at the stack: either the owner's read of `top` came
+//! CAS, then looks at the stack: either the owner's read of `taken` came
 //! after that barrier and saw the steal, or the new half was visible to
 //! the thief's look.
 //!

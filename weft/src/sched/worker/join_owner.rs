@@ -198,7 +198,7 @@ impl WorkerThread {
 
     /// After a half was taken from `stack` by force: the halves left behind
     /// are made known anew (sleep.rs, rule covered-stack). The heavy barrier
-    /// pairs with the owner's look at `top` after a push: either the owner
+    /// pairs with the owner's look at `taken` after a push: either the owner
     /// saw this steal (and notifies for its next push itself), or this look
     /// sees the push.
     #[cold]

@@ -233,11 +233,8 @@ impl WorkerThread {
     /// the task's poll mark is put aside for the loop. Returns the mark, for
     /// [`WorkerThread::after_resume`].
     pub(crate) fn before_suspend(&self) -> bool {
-        let stack = self.join_stack();
-        while let Some(job) = stack.take_oldest() {
-            self.publish(&self.local, job);
-        }
-        stack.forget_taken();
+        self.join_stack()
+            .take_all(|job| self.publish(&self.local, job));
         WorkerCounters::add(&self.stats().suspensions, 1);
         self.polling.replace(false)
     }
