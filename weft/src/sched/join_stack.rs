@@ -281,7 +281,7 @@ impl JoinStack {
         (self.asked.load(Ordering::Relaxed) != NO_HALVES).then_some(Room { older })
     }
 
-    /// Owner only: pushes `half`, made with `room`, and returns whether the stack held no
+    /// Owner only: pushes `half`, and returns whether the stack held no
     /// half a thief could take before it (the push that needs the
     /// protocol's notify: sleep.rs, rule *covered-stack*).
     ///
@@ -289,7 +289,10 @@ impl JoinStack {
     /// Only the seat's owner may call `push`, `pop`, `pop_newest`,
     /// `take_oldest` and `take_all`; `room` came from
     /// [`room`](JoinStack::room) or
-    /// [`room_after_looking`](JoinStack::room_after_looking); and `half`
+    /// [`room_after_looking`](JoinStack::room_after_looking) with nothing
+    /// pushed or taken since, and `half` was made with it
+    /// ([`Half::new`]`(job, Some(&room))`), so that its link is `newest`;
+    /// and `half`
     /// stays where it is, unmoved and not dropped, until [`pop`] returns for
     /// it (or, if `pop` says it was taken, until its job is done with).
     ///
