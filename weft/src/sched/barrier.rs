@@ -6,11 +6,12 @@
 //! store (store buffering is the failure: both stores sit in their cores'
 //! buffers while both loads read old values):
 //!
-//! * the owner's pop of its join stack (lower `bottom`, then read `top`),
-//!   against a thief that reads `top`, then `bottom` (join_stack.rs);
-//! * the owner's push (raise `bottom`, then read `top` to see whether the
-//!   stack was empty), against a thief whose steal moved `top`, then reads
-//!   `bottom` to see what it left behind (sleep.rs, "Join stacks").
+//! * the owner's pop of its join stack (move `newest` below its half, then
+//!   read `taken`), against a thief that takes the lock in `taken`, then
+//!   reads `newest` (join_stack.rs);
+//! * the owner's push (point `newest` at its half, then read `taken` to see
+//!   whether the stack was empty), against a thief whose steal moved
+//!   `taken`, then looks at what it left behind (sleep.rs, "Join stacks").
 //!
 //! The join side runs millions of times a second; the other side runs when a
 //! searcher must take a half by force, because its owner did not share it

@@ -346,9 +346,11 @@ impl JoinStack {
         self.newest.store(half.older.get(), Ordering::Release);
         // The owner's half of the asymmetric pairing of invariant 1.
         barrier::light();
-        // Relaxed: compared only; a thief's marks are read after the
-        // Acquire in `settle_pop`.
-        let taken = self.taken.load(Ordering::Relaxed);
+        // Acquire: a thief that walked through this half and released the
+        // lock before this read did its reads of the half before the frame
+        // returns and is reused (its marks are read in `settle_pop`). The
+        // same instruction as a Relaxed load on x86.
+        let taken = self.taken.load(Ordering::Acquire);
         if taken & LOCKED == 0 && taken != own as usize {
             return true;
         }

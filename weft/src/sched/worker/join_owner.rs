@@ -135,9 +135,14 @@ impl WorkerThread {
     #[inline(never)]
     fn first_half_pushed(&self, outermost_to_queue: bool) {
         self.flush_next();
-        if outermost_to_queue && self.local.is_empty() && self.thieves_may_come() {
-            self.share_oldest_half();
-        } else {
+        // A share that takes nothing met a taker holding the stack's lock,
+        // which may be a thief that looked before this push and found
+        // nothing: the push is then made known by the notify.
+        if !(outermost_to_queue
+            && self.local.is_empty()
+            && self.thieves_may_come()
+            && self.share_oldest_half())
+        {
             self.registry.sleep.notify_work();
         }
     }
@@ -189,10 +194,14 @@ impl WorkerThread {
     /// thieves steal it without the heavy barrier of a forced steal.
     #[cold]
     #[inline(never)]
-    pub(super) fn share_oldest_half(&self) {
-        if let Some(job) = self.join_stack().take_oldest() {
-            WorkerCounters::add(&self.stats().halves_shared, 1);
-            self.publish(&self.local, job);
+    pub(super) fn share_oldest_half(&self) -> bool {
+        match self.join_stack().take_oldest() {
+            Some(job) => {
+                WorkerCounters::add(&self.stats().halves_shared, 1);
+                self.publish(&self.local, job);
+                true
+            }
+            None => false,
         }
     }
 
