@@ -113,11 +113,11 @@ fn nested_halves_are_taken_once_each_and_the_list_empties() {
     });
 }
 
-#[test]
-fn a_wait_of_the_owner_and_a_thief_take_from_opposite_ends() {
-    // The owner's own wait takes the newest half while a thief steals the
-    // oldest; the frame that pushed the newest then sees it taken.
-    loom::model(|| {
+/// Two nested halves; a thief steals while the owner takes one half with
+/// `owner_takes` and then pops both frames: each half goes to exactly one
+/// of them, and the stack ends empty.
+fn an_owners_take_against_a_thief(owner_takes: fn(&JoinStack) -> Option<JobRef>) {
+    loom::model(move || {
         let stack = Arc::new(JoinStack::new());
         let (outer, inner) = (half(1), half(2));
         push(&stack, &outer);
@@ -126,37 +126,7 @@ fn a_wait_of_the_owner_and_a_thief_take_from_opposite_ends() {
             let stack = Arc::clone(&stack);
             thread::spawn(move || steal_until_settled(&stack))
         };
-        let ran_by_wait = stack.pop_newest().map(id_of);
-        let inner_back = stack.pop(&inner);
-        let outer_back = stack.pop(&outer);
-        let stolen = thief.join().unwrap();
-        let mut taken: Vec<usize> = ran_by_wait.into_iter().chain(stolen).collect();
-        if inner_back {
-            taken.push(2);
-        }
-        if outer_back {
-            taken.push(1);
-        }
-        assert_eq!(sorted(taken), [1, 2], "each half taken once");
-    });
-}
-
-#[test]
-fn a_thief_and_a_share_take_each_half_once() {
-    // A thief steals while the owner shares its oldest half and pops the
-    // rest back: the lock orders the two takers, and every half goes to
-    // exactly one of them. (Two thieves as well took loom past ten
-    // minutes at two preemptions.)
-    loom::model(|| {
-        let stack = Arc::new(JoinStack::new());
-        let (outer, inner) = (half(1), half(2));
-        push(&stack, &outer);
-        push(&stack, &inner);
-        let thief = {
-            let stack = Arc::clone(&stack);
-            thread::spawn(move || steal_until_settled(&stack))
-        };
-        let mut taken: Vec<usize> = stack.take_oldest().map(id_of).into_iter().collect();
+        let mut taken: Vec<usize> = owner_takes(&stack).map(id_of).into_iter().collect();
         if stack.pop(&inner) {
             taken.push(2);
         }
@@ -167,4 +137,19 @@ fn a_thief_and_a_share_take_each_half_once() {
         assert_eq!(sorted(taken), [1, 2], "each half taken once");
         assert!(stack.is_empty());
     });
+}
+
+#[test]
+fn a_wait_of_the_owner_and_a_thief_take_from_opposite_ends() {
+    // The owner's own wait takes the newest half while a thief steals the
+    // oldest; the frame that pushed the newest then sees it taken.
+    an_owners_take_against_a_thief(JoinStack::pop_newest);
+}
+
+#[test]
+fn a_thief_and_a_share_take_each_half_once() {
+    // A thief steals while the owner shares its oldest half and pops the
+    // rest back: the lock orders the two takers. (Two thieves as well
+    // took loom past ten minutes at two preemptions.)
+    an_owners_take_against_a_thief(JoinStack::take_oldest);
 }
